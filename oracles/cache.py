@@ -1,0 +1,54 @@
+"""Verdict cache on disk (diskcache). The key covers everything a verdict depends on:
+candidate text, its context fingerprint, oracle id, toolchain version and flags."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import diskcache
+
+from .verdict import Candidate, Verdict
+
+# Bump when the way verdicts are computed changes meaning (attribution, flags, parsing).
+CACHE_LOGIC_VERSION = "1"
+
+
+def verdict_key(candidate: Candidate, oracle: str, toolchain: str, flags: dict) -> str:
+    payload = json.dumps({
+        "v": CACHE_LOGIC_VERSION, "oracle": oracle, "toolchain": toolchain, "flags": flags,
+        "text": candidate.text, "context": candidate.context_fingerprint,
+    }, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class VerdictCache:
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        self._cache = diskcache.Cache(str(self.directory))
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> Verdict | None:
+        raw = self._cache.get(key)
+        if raw is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return Verdict.model_validate_json(raw)
+
+    def put(self, key: str, verdict: Verdict) -> None:
+        if verdict.timed_out:  # a timeout says as much about the machine's load as about the code
+            return
+        self._cache.set(key, verdict.model_dump_json())
+
+    def memo(self, key: str, compute):
+        """A small value (e.g. a toolchain probe) computed once per key."""
+        value = self._cache.get(("memo", key))
+        if value is None:
+            value = compute()
+            self._cache.set(("memo", key), value)
+        return value
+
+    def close(self) -> None:
+        self._cache.close()

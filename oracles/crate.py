@@ -1,0 +1,168 @@
+"""Rust oracle for declarations that live in a real crate: check them in place.
+
+A scratch copy of the crate gets the candidate spliced over a byte span of one file; then
+`cargo check --offline --message-format=json` (or `cargo test --offline`). Diagnostics in the
+spliced span are given in the candidate's own coordinates; diagnostics elsewhere keep their file
+path and line (the candidate may break its callers), and still fail the verdict.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cache import VerdictCache, verdict_key
+from .rust import parse_test_output
+from .rustc_diagnostics import Region, is_summary, locate, spanless
+from .sandbox import Limits, Sandbox
+from .toolchain import find_binary, probe_version, resolve_rustup_proxy
+from .verdict import Candidate, Diagnostic, Verdict
+
+SKIP_DIRS = {"target", ".git"}
+
+
+@dataclass(frozen=True)
+class Splice:
+    """Replace bytes [start_byte, end_byte) of `path` (relative to the crate root) with `text`."""
+
+    crate_dir: str
+    path: str
+    start_byte: int
+    end_byte: int
+    text: str
+
+    def fingerprint(self) -> str:
+        return f"crate:{crate_hash(Path(self.crate_dir))}:{self.path}:{self.start_byte}:{self.end_byte}"
+
+    def candidate(self) -> Candidate:
+        return Candidate.of(self.text, self.fingerprint())
+
+
+def crate_files(root: Path):
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+
+
+def crate_hash(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in crate_files(root):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+@dataclass
+class CrateConfig:
+    cargo: str = "cargo"
+    timeout_s: float = 120.0
+    test_timeout_s: float = 60.0
+
+
+class CrateOracle:
+    id = "cargo"
+
+    def __init__(self, config: CrateConfig | None = None, sandbox: Sandbox | None = None,
+                 cache: VerdictCache | None = None):
+        self.config = config or CrateConfig()
+        self.sandbox = sandbox or Sandbox()
+        self.cache = cache
+        self.compiler_runs = 0
+        self.cargo = resolve_rustup_proxy(find_binary(self.config.cargo, "[oracles.rust] cargo"), "cargo")
+        self.rustc = str(Path(self.cargo).with_name("rustc"))
+        self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
+
+    def check(self, splices: list[Splice]) -> list[Verdict]:
+        return [self._cached_or(s, "check") for s in splices]
+
+    def test(self, splices: list[Splice]) -> list[Verdict]:
+        return [self._cached_or(s, "test") for s in splices]
+
+    def _cached_or(self, splice: Splice, kind: str) -> Verdict:
+        cand = splice.candidate()
+        key = verdict_key(cand, f"{self.id}:{kind}", self.toolchain, {"offline": True})
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return hit.model_copy(update={"mode": "cache"})
+        verdict = self._run(splice, cand, kind)
+        if self.cache is not None:
+            self.cache.put(key, verdict)
+        return verdict
+
+    def _run(self, splice: Splice, cand: Candidate, kind: str) -> Verdict:
+        start = time.monotonic()
+        src_root = Path(splice.crate_dir)
+        with self.sandbox.workdir() as wd:
+            crate = wd / "crate"
+            for path in crate_files(src_root):
+                dest = crate / path.relative_to(src_root)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, dest)
+            target = crate / splice.path
+            original = target.read_bytes()
+            before, after = original[:splice.start_byte], original[splice.end_byte:]
+            target.write_bytes(before + splice.text.encode() + after)
+            first_line = before.count(b"\n") + 1
+            region = Region(first_line, first_line + max(0, splice.text.count("\n") - (splice.text.endswith("\n"))))
+            shift = splice.text.count("\n") - original[splice.start_byte:splice.end_byte].count(b"\n")
+            env = {"CARGO_HOME": str(wd / "cargo-home"), "RUSTC": self.rustc, "CARGO_TARGET_DIR": str(wd / "target"),
+                   "CARGO_TERM_COLOR": "never"}
+            sub = "check" if kind == "check" else "test"
+            argv = [self.cargo, sub, "--offline", "--message-format=json", "--quiet"]
+            if kind == "test":
+                argv += ["--", "--test-threads=1"]
+            self.compiler_runs += 1
+            limits = Limits(timeout_s=self.config.timeout_s if kind == "check" else self.config.test_timeout_s,
+                            untrusted=False)
+            run = self.sandbox.run(argv, crate, limits=limits, env=env)
+        diagnostics = self._diagnostics(run.stdout, splice.path, region, shift, first_line)
+        tests = None
+        if kind == "test":
+            test_text = "\n".join(line for line in run.stdout.splitlines() if not line.startswith("{"))
+            tests = parse_test_output(test_text + "\n" + run.stderr, run.timed_out, run.returncode)
+        has_error = any(d.severity == "error" for d in diagnostics)
+        passed = not run.timed_out and run.returncode == 0 and not has_error
+        if not passed and not has_error and kind == "check" and not run.timed_out:
+            diagnostics.append(Diagnostic(code="cargo-exit", severity="error",
+                                          message=f"cargo exited {run.returncode}: {run.stderr.strip()[-300:]}"))
+        return Verdict(candidate_id=cand.id, passed=passed, diagnostics=diagnostics, oracle=self.id,
+                       toolchain=self.toolchain, elapsed_s=time.monotonic() - start, timed_out=run.timed_out,
+                       tests=tests, mode="crate", sandbox=run.isolation)
+
+    @staticmethod
+    def _diagnostics(stdout: str, path: str, region: Region, shift: int, first_line: int) -> list[Diagnostic]:
+        out: list[Diagnostic] = []
+        for line in stdout.splitlines():
+            if not line.startswith("{"):
+                continue
+            msg = json.loads(line)
+            if msg.get("reason") != "compiler-message":
+                continue
+            raw = msg["message"]
+            if is_summary(raw) or raw.get("level") not in ("error", "warning"):
+                continue
+            primary = [s for s in raw.get("spans", []) if s.get("is_primary")]
+            file_name = primary[0]["file_name"] if primary else None
+            if file_name == path:
+                located = locate(raw, path, [region])
+                if located.diagnostic is not None:
+                    out.append(located.diagnostic)
+                    continue
+            if not primary:
+                out.append(spanless(raw))
+                continue
+            # Elsewhere in the crate: keep the file's own line numbers (pre-splice for lines after it).
+            located = locate(raw, file_name, [Region(1, 10**9)])
+            if located.diagnostic is None:
+                out.append(spanless(raw))
+                continue
+            d = located.diagnostic
+            if file_name == path and d.line and d.line > region.last:
+                d = d.model_copy(update={"line": d.line - shift, "end_line": (d.end_line or d.line) - shift})
+            out.append(d.model_copy(update={"path": file_name}))
+        return out

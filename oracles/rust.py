@@ -1,0 +1,326 @@
+"""Rust oracle for standalone candidates: many candidates in one `rustc` call, verdicts exact.
+
+Each batchable candidate goes into its own `pub mod` of one file, checked with
+`--emit=metadata --error-format=json`. The verdicts must equal checking each candidate alone, so:
+- the tree-sitter screen sends candidates that would mean something else inside a module
+  (or would make rustc give up on the file) to a solo check;
+- candidates that could see each other's names (import suggestions) are put in different batches;
+- a sentinel module with a known late-phase warning proves rustc ran every phase: no sentinel,
+  a timeout, an internal error, or a diagnostic that no single candidate owns => split the batch
+  in two and check the halves (bisection), down to solo checks;
+- a diagnostic that mentions another candidate is re-checked alone;
+- when a batch had errors, its clean candidates are checked again in an error-free batch
+  (rustc skips some lints, e.g. dead_code, once any error exists).
+"""
+from __future__ import annotations
+
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cache import VerdictCache, verdict_key
+from .rust_screen import Screen, screen
+from .rustc_diagnostics import Region, is_summary, locate, parse_json_lines, spanless
+from .sandbox import Limits, Sandbox
+from .toolchain import find_binary, probe_version, resolve_rustup_proxy
+from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
+
+SENTINEL = (
+    "mod __synth_sentinel {\n"
+    "    #[allow(dead_code)]\n"
+    "    fn __synth_sentinel_probe() { let mut sentinel_probe = 0u8; let _ = sentinel_probe; }\n"
+    "}\n"
+)
+SENTINEL_REGION = Region(1, SENTINEL.count("\n"))
+BATCH_FILE = "batch.rs"
+SOLO_FILE = "candidate.rs"
+
+
+@dataclass
+class RustConfig:
+    rustc: str = "rustc"
+    edition: str = "2021"
+    extra_args: tuple[str, ...] = ()
+    batch_size: int = 512
+    jobs: int = 1
+    timeout_s: float = 30.0  # one solo check
+    batch_timeout_per_candidate_s: float = 0.5
+    test_timeout_s: float = 10.0
+    test_memory_bytes: int = 2 * 1024**3
+
+
+@dataclass
+class OracleStats:
+    compiler_runs: int = 0
+    batch_runs: int = 0
+    solo_runs: int = 0
+    bisections: int = 0
+    clean_rechecks: int = 0
+    contaminated: int = 0
+    cache_hits: int = 0
+    solo_reasons: dict[str, int] = field(default_factory=dict)
+
+
+class RustOracle:
+    id = "rustc"
+
+    def __init__(self, config: RustConfig | None = None, sandbox: Sandbox | None = None,
+                 cache: VerdictCache | None = None):
+        self.config = config or RustConfig()
+        self.sandbox = sandbox or Sandbox()
+        self.cache = cache
+        self.stats = OracleStats()
+        binary = find_binary(self.config.rustc, "[oracles.rust] rustc")
+        self.rustc = resolve_rustup_proxy(binary, "rustc")
+        self.toolchain = probe_version(self.rustc, ["-V"], cache)
+
+    @property
+    def flags(self) -> dict:
+        return {"edition": self.config.edition, "extra_args": list(self.config.extra_args), "emit": "metadata"}
+
+    # -- public -------------------------------------------------------------------------------
+
+    def check(self, candidates: list[Candidate], expect_pass: list[bool] | None = None) -> list[Verdict]:
+        """One verdict per candidate, in order. Batched where that is exact, solo where not.
+
+        `expect_pass` is the caller's guess (a mutant is expected to fail, an extracted
+        declaration to pass). It never changes a verdict, only the cost: rustc skips its late
+        lints once any error exists, so clean candidates that shared a batch with a failing one
+        are checked again; keeping the expected failures apart avoids most of those re-checks."""
+        verdicts: dict[int, Verdict] = {}
+        todo: list[int] = []
+        for i, cand in enumerate(candidates):
+            hit = self._cached(cand)
+            if hit is not None:
+                verdicts[i] = hit
+            else:
+                todo.append(i)
+        screens = {i: screen(candidates[i].text) for i in todo}
+        solo = [i for i in todo if screens[i].solo_reason]
+        for i in solo:
+            reason = screens[i].solo_reason
+            self.stats.solo_reasons[reason] = self.stats.solo_reasons.get(reason, 0) + 1
+        batchable = [i for i in todo if not screens[i].solo_reason]
+        if expect_pass is None:
+            groups = _conflict_free_groups(batchable, screens, self.config.batch_size)
+        else:
+            groups = [g for want in (True, False) for g in _conflict_free_groups(
+                [i for i in batchable if bool(expect_pass[i]) is want], screens, self.config.batch_size)]
+        jobs = [lambda g=g: self._check_group([(i, candidates[i], screens[i]) for i in g]) for g in groups]
+        jobs += [lambda i=i: {i: self._solo(candidates[i], screens[i])} for i in solo]
+        with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
+            for result in pool.map(lambda job: job(), jobs):
+                verdicts.update(result)
+        for i in todo:
+            self._store(candidates[i], verdicts[i])
+        return [verdicts[i] for i in range(len(candidates))]
+
+    def check_solo(self, candidate: Candidate) -> Verdict:
+        """The reference: this candidate alone, as its own crate."""
+        return self._solo(candidate, screen(candidate.text))
+
+    def test(self, candidates: list[Candidate]) -> list[Verdict]:
+        """Compile each candidate with `--test` and run its tests in the sandbox."""
+        return [self._test_one(c) for c in candidates]
+
+    # -- cache --------------------------------------------------------------------------------
+
+    def _key(self, cand: Candidate, kind: str = "check") -> str:
+        return verdict_key(cand, f"{self.id}:{kind}", self.toolchain, self.flags)
+
+    def _cached(self, cand: Candidate, kind: str = "check") -> Verdict | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.get(self._key(cand, kind))
+        if hit is not None:
+            self.stats.cache_hits += 1
+            hit = hit.model_copy(update={"candidate_id": cand.id, "mode": "cache"})
+        return hit
+
+    def _store(self, cand: Candidate, verdict: Verdict, kind: str = "check") -> None:
+        if self.cache is not None and verdict.mode != "cache":
+            self.cache.put(self._key(cand, kind), verdict)
+
+    # -- compiling ----------------------------------------------------------------------------
+
+    def _rustc(self, source: str, file_name: str, crate_type: str, timeout_s: float):
+        self.stats.compiler_runs += 1
+        with self.sandbox.workdir() as wd:
+            (wd / file_name).write_text(source)
+            argv = [self.rustc, "--crate-type", crate_type, "--emit=metadata", "--error-format=json",
+                    "--json=diagnostic-short", "--edition", self.config.edition, *self.config.extra_args, file_name, "-o", "out.rmeta"]
+            return self.sandbox.run(argv, wd, limits=Limits(timeout_s=timeout_s))
+
+    def _solo(self, cand: Candidate, scr: Screen) -> Verdict:
+        self.stats.solo_runs += 1
+        crate_type = "bin" if scr.is_program else "lib"
+        run = self._rustc(cand.text, SOLO_FILE, crate_type, self.config.timeout_s)
+        lines = max(1, cand.text.count("\n") + 1)
+        diagnostics: list[Diagnostic] = []
+        internal_error = False
+        for raw in parse_json_lines(run.stderr):
+            if is_summary(raw):
+                continue
+            located = locate(raw, SOLO_FILE, [Region(1, lines)])
+            internal_error |= located.internal_error
+            if located.diagnostic is not None:
+                diagnostics.append(located.diagnostic)
+            elif raw.get("level") in ("error", "warning"):
+                diagnostics.append(spanless(raw))
+        if internal_error or (run.returncode not in (0, None) and not any(d.severity == "error" for d in diagnostics)):
+            tail = run.stderr.strip().splitlines()[-1:] or ["no output"]
+            diagnostics.append(Diagnostic(code="rustc-crash", severity="error",
+                                          message=f"rustc exited {run.returncode}: {tail[0][:300]}"))
+        passed = not run.timed_out and run.returncode == 0 and not any(d.severity == "error" for d in diagnostics)
+        return Verdict(candidate_id=cand.id, passed=passed, diagnostics=diagnostics, oracle=self.id,
+                       toolchain=self.toolchain, elapsed_s=run.elapsed_s, timed_out=run.timed_out,
+                       mode="solo", sandbox=run.isolation)
+
+    def _check_group(self, items: list[tuple[int, Candidate, Screen]]) -> dict[int, Verdict]:
+        if len(items) == 1:
+            i, cand, scr = items[0]
+            return {i: self._solo(cand, scr)}
+        outcome = self._run_batch(items)
+        if outcome is None:  # the batch as a whole cannot be trusted: split it
+            self.stats.bisections += 1
+            mid = len(items) // 2
+            return {**self._check_group(items[:mid]), **self._check_group(items[mid:])}
+        diags, contaminated, elapsed, isolation = outcome
+        share = elapsed / len(items)
+        results: dict[int, Verdict] = {}
+        had_errors = any(d.severity == "error" for k in diags for d in diags[k]) or bool(contaminated)
+        clean_items = []
+        for k, (i, cand, scr) in enumerate(items):
+            if k in contaminated:
+                self.stats.contaminated += 1
+                results[i] = self._solo(cand, scr)
+            elif any(d.severity == "error" for d in diags[k]):
+                results[i] = Verdict(candidate_id=cand.id, passed=False, diagnostics=diags[k], oracle=self.id,
+                                     toolchain=self.toolchain, elapsed_s=share, mode="batched", sandbox=isolation)
+            elif had_errors:
+                clean_items.append((i, cand, scr))
+            else:
+                results[i] = Verdict(candidate_id=cand.id, passed=True, diagnostics=diags[k], oracle=self.id,
+                                     toolchain=self.toolchain, elapsed_s=share, mode="batched", sandbox=isolation)
+        if clean_items:
+            self.stats.clean_rechecks += 1
+            results.update(self._check_group(clean_items))
+        return results
+
+    def _run_batch(self, items):
+        """Compile one batch. None when the output cannot be attributed with certainty."""
+        self.stats.batch_runs += 1
+        parts = [SENTINEL]
+        regions = [SENTINEL_REGION]
+        line = SENTINEL_REGION.last + 1
+        for k, (_, cand, _) in enumerate(items):
+            text = cand.text if cand.text.endswith("\n") else cand.text + "\n"
+            n = text.count("\n")
+            parts.append(f"pub mod __synth_c{k} {{\n{text}}}\n")
+            regions.append(Region(line + 1, line + n))
+            line += n + 2
+        timeout = self.config.timeout_s + self.config.batch_timeout_per_candidate_s * len(items)
+        run = self._rustc("".join(parts), BATCH_FILE, "lib", timeout)
+        if run.timed_out:
+            return None
+        diags: dict[int, list[Diagnostic]] = {k: [] for k in range(len(items))}
+        contaminated: set[int] = set()
+        sentinel_seen = False
+        for raw in parse_json_lines(run.stderr):
+            if is_summary(raw):
+                continue
+            located = locate(raw, BATCH_FILE, regions)
+            if located.internal_error:
+                return None
+            if located.diagnostic is None:
+                if raw.get("level") in ("error", "warning"):
+                    return None  # nobody owns it: split and see
+                continue
+            if located.region == 0:
+                sentinel_seen |= located.diagnostic.code == "unused_mut"
+                continue
+            k = located.region - 1
+            if located.contaminated:
+                contaminated.add(k)
+            diags[k].append(located.diagnostic)
+        if not sentinel_seen:
+            return None  # rustc stopped before its late phases: some verdicts would be missing
+        if run.returncode != 0 and not any(d.severity == "error" for ds in diags.values() for d in ds):
+            return None
+        return diags, contaminated, run.elapsed_s, run.isolation
+
+    # -- tests --------------------------------------------------------------------------------
+
+    def _test_one(self, cand: Candidate) -> Verdict:
+        hit = self._cached(cand, "test")
+        if hit is not None:
+            return hit
+        start = time.monotonic()
+        with self.sandbox.workdir() as wd:
+            (wd / SOLO_FILE).write_text(cand.text)
+            argv = [self.rustc, "--test", "--error-format=json", "--edition", self.config.edition,
+                    *self.config.extra_args, SOLO_FILE, "-o", "tests_bin"]
+            self.stats.compiler_runs += 1
+            build = self.sandbox.run(argv, wd, limits=Limits(timeout_s=self.config.timeout_s))
+            diagnostics = []
+            for raw in parse_json_lines(build.stderr):
+                if is_summary(raw):
+                    continue
+                located = locate(raw, SOLO_FILE, [Region(1, max(1, cand.text.count("\n") + 1))])
+                if located.diagnostic is not None:
+                    diagnostics.append(located.diagnostic)
+                elif raw.get("level") in ("error", "warning"):
+                    diagnostics.append(spanless(raw))
+            built = build.returncode == 0 and (wd / "tests_bin").exists()
+            outcome = None
+            isolation = build.isolation
+            if built:
+                limits = Limits(timeout_s=self.config.test_timeout_s, memory_bytes=self.config.test_memory_bytes,
+                                untrusted=True)
+                ran = self.sandbox.run(["./tests_bin", "--test-threads=1"], wd, limits=limits,
+                                       env={"RUST_BACKTRACE": "0"})
+                outcome = parse_test_output(ran.stdout + ran.stderr, ran.timed_out, ran.returncode)
+                isolation = ran.isolation
+        passed = built and outcome is not None and outcome.ok
+        verdict = Verdict(candidate_id=cand.id, passed=passed, diagnostics=diagnostics, oracle=self.id,
+                          toolchain=self.toolchain, elapsed_s=time.monotonic() - start,
+                          timed_out=build.timed_out or bool(outcome and outcome.timed_out),
+                          tests=outcome, mode="solo", sandbox=isolation)
+        self._store(cand, verdict, "test")
+        return verdict
+
+
+TEST_LINE = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", re.M)
+
+
+def parse_test_output(output: str, timed_out: bool, returncode: int | None) -> TestOutcome:
+    """Count the libtest result lines. A crash mid-run (abort, OOM) counts as a failure."""
+    results = TEST_LINE.findall(output)
+    passed = sum(1 for _, r in results if r == "ok")
+    failed = sum(1 for _, r in results if r == "FAILED")
+    summary = re.search(r"running (\d+) tests?", output)
+    total = int(summary.group(1)) if summary else passed + failed
+    if (timed_out or returncode not in (0, None)) and failed == 0:
+        failed = max(1, total - passed)  # the harness died before reporting: the rest did not pass
+    return TestOutcome(passed=passed, failed=failed, total=max(total, passed + failed),
+                       timed_out=timed_out, output=output[-4000:])
+
+
+def _conflict_free_groups(indices: list[int], screens: dict[int, Screen], size: int) -> list[list[int]]:
+    """Greedy grouping so no candidate shares a batch with one that defines a name it uses but
+    does not define itself (rustc would suggest importing it from the other candidate)."""
+    groups: list[tuple[list[int], set[str], set[str]]] = []
+    for i in indices:
+        scr = screens[i]
+        free = scr.free_names
+        for members, defined, free_union in groups:
+            if len(members) < size and not (free & defined) and not (scr.defined & free_union):
+                members.append(i)
+                defined |= scr.defined
+                free_union |= free
+                break
+        else:
+            groups.append(([i], set(scr.defined), set(free)))
+    return [members for members, _, _ in groups]

@@ -1,0 +1,128 @@
+"""rustc's JSON diagnostics, mapped back onto the candidate they belong to.
+
+A batch file holds many candidates, each on its own lines. A diagnostic belongs to a candidate
+when its primary span (followed out of macro expansions) lies on that candidate's lines. If any
+part of it points at another candidate, or names a batch module, it is "contaminated": the
+batch changed what the compiler said, so the candidate must be checked again apart.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from .verdict import Diagnostic
+
+BATCH_MARK = "__synth_"
+SUMMARY = re.compile(r"^(aborting due to|\d+ warnings? emitted|Some errors have|For more information)")
+
+
+@dataclass(frozen=True)
+class Region:
+    """Lines [first, last] of the batch file that hold one candidate's text (1-based)."""
+
+    first: int
+    last: int
+
+    def __contains__(self, line: int) -> bool:
+        return self.first <= line <= self.last
+
+
+@dataclass
+class Located:
+    diagnostic: Diagnostic | None  # None: not attributable to exactly one region
+    region: int | None
+    contaminated: bool
+    internal_error: bool = False
+
+
+def parse_json_lines(stderr: str) -> list[dict]:
+    out = []
+    for line in stderr.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def _site(span: dict, file_name: str) -> dict | None:
+    """The span itself if it is in our file, else the macro call site that brought it there."""
+    while span is not None:
+        if span.get("file_name") == file_name:
+            return span
+        expansion = span.get("expansion")
+        span = expansion.get("span") if expansion else None
+    return None
+
+
+def _all_spans(diag: dict):
+    for span in diag.get("spans", []):
+        yield span
+    for child in diag.get("children", []):
+        yield from _all_spans(child)
+
+
+def _all_text(diag: dict):
+    yield diag.get("message", "")
+    for span in diag.get("spans", []):
+        yield span.get("label") or ""
+        yield span.get("suggested_replacement") or ""
+    for child in diag.get("children", []):
+        yield from _all_text(child)
+
+
+def _note(child: dict) -> str:
+    text = f"{child.get('level', 'note')}: {child.get('message', '')}"
+    replacements = [s["suggested_replacement"] for s in child.get("spans", []) if s.get("suggested_replacement")]
+    if replacements:
+        text += ": " + " | ".join(f"`{r.strip()}`" for r in replacements)
+    return text
+
+
+def _notes(diag: dict) -> list[str]:
+    return [_note(c) for c in diag.get("children", []) if not _order_dependent(c)]
+
+
+def _order_dependent(child: dict) -> bool:
+    """rustc says "`#[warn(x)]` on by default" only at a lint's first firing in the whole crate,
+    so whether a candidate gets it depends on its neighbours: never part of a verdict."""
+    return child.get("level") == "note" and child.get("message", "").endswith("on by default")
+
+
+def is_summary(diag: dict) -> bool:
+    return not diag.get("spans") and bool(SUMMARY.match(diag.get("message", "")))
+
+
+def locate(diag: dict, file_name: str, regions: list[Region]) -> Located:
+    """Attribute one rustc diagnostic to a region and convert it to the candidate's coordinates."""
+    level = diag.get("level", "")
+    if level not in ("error", "warning"):
+        return Located(None, None, False, internal_error=level.startswith("error"))
+    sites = [s for s in (_site(sp, file_name) for sp in diag.get("spans", []) if sp.get("is_primary")) if s]
+    owners = {i for s in sites for i, r in enumerate(regions) if s["line_start"] in r}
+    if len(owners) != 1 or any(not any(s["line_start"] in r for r in regions) for s in sites):
+        return Located(None, None, False)
+    index = owners.pop()
+    region = regions[index]
+    contaminated = any(BATCH_MARK in t for t in _all_text(diag)) or any(
+        sp.get("file_name") == file_name and not (sp["line_start"] in region and sp["line_end"] in region)
+        for sp in _all_spans(diag))
+    primary = sites[0]
+    offset = region.first - 1
+    code = (diag.get("code") or {}).get("code")
+    diagnostic = Diagnostic(
+        code=code, severity=level, message=diag.get("message", ""),
+        line=primary["line_start"] - offset, column=primary["column_start"],
+        end_line=primary["line_end"] - offset, end_column=primary["column_end"],
+        label=primary.get("label"), notes=_notes(diag),
+    )
+    return Located(diagnostic, index, contaminated)
+
+
+def spanless(diag: dict) -> Diagnostic:
+    """A message with no position (e.g. `main` missing): kept, positioned nowhere."""
+    return Diagnostic(code=(diag.get("code") or {}).get("code"), severity=diag.get("level", "error"),
+                      message=diag.get("message", ""), notes=_notes(diag))

@@ -1,0 +1,80 @@
+"""The one shape every oracle answers in: a verdict per candidate."""
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Candidate(BaseModel):
+    """Source text to check. `context_fingerprint` names whatever else the verdict depends on
+    (for a crate candidate: the crate's content hash and the splice location)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    context_fingerprint: str = ""
+
+    @classmethod
+    def of(cls, text: str, context_fingerprint: str = "") -> "Candidate":
+        digest = hashlib.sha256((context_fingerprint + "\0" + text).encode()).hexdigest()[:16]
+        return cls(id=digest, text=text, context_fingerprint=context_fingerprint)
+
+
+class Diagnostic(BaseModel):
+    """One compiler message, positioned in the candidate's own text (1-based line/column)."""
+
+    code: str | None = None
+    severity: Literal["error", "warning"]
+    message: str
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    label: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    path: str | None = None  # only for multi-file checks (a crate): the file, relative to its root
+
+    def render(self) -> str:
+        """A short human rendering, stable across batched and solo checks."""
+        head = f"{self.severity}[{self.code}]" if self.code else self.severity
+        where = f" at {self.path + ':' if self.path else ''}{self.line}:{self.column}" if self.line else ""
+        text = f"{head}: {self.message}{where}"
+        if self.label:
+            text += f" ({self.label})"
+        return "\n".join([text, *(f"  = {n}" for n in self.notes)])
+
+
+class TestOutcome(BaseModel):
+    passed: int = 0
+    failed: int = 0
+    total: int = 0
+    timed_out: bool = False
+    output: str = ""  # the tail of what the tests printed
+
+    @property
+    def ok(self) -> bool:
+        return not self.timed_out and self.failed == 0 and self.total > 0
+
+
+class Verdict(BaseModel):
+    candidate_id: str
+    passed: bool
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    oracle: str
+    toolchain: str
+    elapsed_s: float = 0.0
+    timed_out: bool = False
+    tests: TestOutcome | None = None
+    mode: str = "solo"  # how it was obtained: solo | batched | crate | cache
+    sandbox: dict = Field(default_factory=dict)  # what isolation the run really had
+
+    def same_result(self, other: "Verdict") -> bool:
+        """Equal as a compiler answer (ignores timing and how the verdict was obtained)."""
+        return (self.passed, self.timed_out, self.diagnostics) == (other.passed, other.timed_out, other.diagnostics)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]

@@ -1,0 +1,151 @@
+"""Vox oracle: the user's `vox` binary (`vox check --format json FILE`, `vox test FILE`).
+
+The binary is never bundled; if it is missing, every Vox stage fails with a message naming the
+setting, never a pass. The JSON shape follows ../shared/vox/VOX.md: an array of diagnostics with
+`error_code`, `severity` ("Error"/"Warning"), `message`, `span{start_line,start_col,end_line,end_col}`.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+
+from .cache import VerdictCache, verdict_key
+from .sandbox import Limits, Sandbox
+from .toolchain import find_binary, probe_version
+from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
+
+CANDIDATE_FILE = "candidate.vox"
+
+
+class VoxOutputError(RuntimeError):
+    """`vox` printed something that is not the documented JSON: surfaced, never read as a pass."""
+
+
+@dataclass
+class VoxConfig:
+    binary: str = "vox"
+    check_args: tuple[str, ...] = ("check", "--format", "json")
+    test_args: tuple[str, ...] = ("test",)
+    extra_args: tuple[str, ...] = ()
+    jobs: int = 1
+    timeout_s: float = 60.0
+    test_timeout_s: float = 30.0
+
+
+@dataclass
+class VoxStats:
+    compiler_runs: int = 0
+    cache_hits: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def _first_json(text: str):
+    """The first JSON value in `text` (`--for-llm` prints a human line after it)."""
+    decoder = json.JSONDecoder()
+    for start, ch in enumerate(text):
+        if ch in "[{":
+            try:
+                return decoder.raw_decode(text[start:])[0]
+            except json.JSONDecodeError:
+                continue
+    raise VoxOutputError(f"no JSON in vox output: {text.strip()[:200]!r}")
+
+
+def parse_vox_diagnostics(stdout: str, stderr: str) -> list[Diagnostic]:
+    """Diagnostics may come on stdout or stderr: read both."""
+    for stream in (stdout, stderr):
+        if "[" in stream or "{" in stream:
+            try:
+                value = _first_json(stream)
+            except VoxOutputError:
+                continue
+            items = value.get("diagnostics", []) if isinstance(value, dict) else value
+            return [_diagnostic(item) for item in items]
+    raise VoxOutputError(f"no JSON diagnostics in vox output: {(stdout + stderr).strip()[:200]!r}")
+
+
+def _diagnostic(item: dict) -> Diagnostic:
+    span = item.get("span") or {}
+    severity = str(item.get("severity", "Error")).lower()
+    notes = [f"hint: {h}" for h in item.get("correction_hints", [])]
+    notes += [f"fix: {f.get('label', '')}: `{f.get('replacement', '')}`" for f in item.get("suggested_fixes", [])]
+    if item.get("expected_type") or item.get("found_type"):
+        notes.append(f"expected `{item.get('expected_type')}`, found `{item.get('found_type')}`")
+    return Diagnostic(
+        code=item.get("error_code"), severity="warning" if severity.startswith("warn") else "error",
+        message=item.get("message", ""), line=span.get("start_line"), column=span.get("start_col"),
+        end_line=span.get("end_line"), end_column=span.get("end_col"), notes=notes,
+    )
+
+
+class VoxOracle:
+    id = "vox"
+
+    def __init__(self, config: VoxConfig | None = None, sandbox: Sandbox | None = None,
+                 cache: VerdictCache | None = None):
+        self.config = config or VoxConfig()
+        self.sandbox = sandbox or Sandbox()
+        self.cache = cache
+        self.stats = VoxStats()
+        self.binary = find_binary(self.config.binary, "[oracles.vox] binary (the path to your `vox`)")
+        self.toolchain = probe_version(self.binary, ["--version"], cache)
+
+    @property
+    def flags(self) -> dict:
+        return {"check": list(self.config.check_args), "extra": list(self.config.extra_args)}
+
+    def check(self, candidates: list[Candidate]) -> list[Verdict]:
+        with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
+            return list(pool.map(lambda c: self._cached_or(c, "check", self._check_one), candidates))
+
+    def test(self, candidates: list[Candidate]) -> list[Verdict]:
+        return [self._cached_or(c, "test", self._test_one) for c in candidates]
+
+    def _cached_or(self, cand: Candidate, kind: str, compute) -> Verdict:
+        key = verdict_key(cand, f"{self.id}:{kind}", self.toolchain, self.flags)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return hit.model_copy(update={"candidate_id": cand.id, "mode": "cache"})
+        verdict = compute(cand)
+        if self.cache is not None:
+            self.cache.put(key, verdict)
+        return verdict
+
+    def _run(self, cand: Candidate, args: tuple[str, ...], timeout_s: float, untrusted: bool):
+        self.stats.compiler_runs += 1
+        with self.sandbox.workdir() as wd:
+            (wd / CANDIDATE_FILE).write_text(cand.text)
+            argv = [self.binary, *args, *self.config.extra_args, CANDIDATE_FILE]
+            return self.sandbox.run(argv, wd, limits=Limits(timeout_s=timeout_s, untrusted=untrusted))
+
+    def _check_one(self, cand: Candidate) -> Verdict:
+        run = self._run(cand, self.config.check_args, self.config.timeout_s, untrusted=False)
+        diagnostics: list[Diagnostic] = []
+        if not run.timed_out:
+            try:
+                diagnostics = parse_vox_diagnostics(run.stdout, run.stderr)
+            except VoxOutputError as exc:
+                diagnostics = [Diagnostic(code="vox-output", severity="error", message=str(exc))]
+        passed = not run.timed_out and run.returncode == 0 and not any(d.severity == "error" for d in diagnostics)
+        if run.returncode not in (0, None) and not any(d.severity == "error" for d in diagnostics):
+            diagnostics.append(Diagnostic(code="vox-exit", severity="error",
+                                          message=f"vox exited {run.returncode} without an error diagnostic"))
+        return Verdict(candidate_id=cand.id, passed=passed, diagnostics=diagnostics, oracle=self.id,
+                       toolchain=self.toolchain, elapsed_s=run.elapsed_s, timed_out=run.timed_out,
+                       mode="solo", sandbox=run.isolation)
+
+    def _test_one(self, cand: Candidate) -> Verdict:
+        start = time.monotonic()
+        checked = self._check_one(cand)
+        if not checked.passed:
+            return checked
+        run = self._run(cand, self.config.test_args, self.config.test_timeout_s, untrusted=True)
+        ok = run.returncode == 0 and not run.timed_out
+        tests = TestOutcome(passed=1 if ok else 0, failed=0 if ok else 1, total=1, timed_out=run.timed_out,
+                            output=(run.stdout + run.stderr)[-4000:])
+        return checked.model_copy(update={"passed": ok, "tests": tests, "timed_out": run.timed_out,
+                                          "elapsed_s": time.monotonic() - start, "sandbox": run.isolation})

@@ -1,0 +1,178 @@
+"""`synth` command line. Each verb is a thin shell over plain functions; `--json` on each."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_CACHE = Path("cache") / "verdicts"
+
+
+class UsageError(Exception):
+    """Bad arguments or configuration: exit status 2 with a message."""
+
+
+def _open_cache(args):
+    if args.no_cache:
+        return None
+    from oracles.cache import VerdictCache
+    return VerdictCache(args.cache_dir)
+
+
+def _lang_of(path: Path, forced: str | None) -> str:
+    if forced:
+        return forced
+    if path.suffix == ".vox":
+        return "vox"
+    if path.suffix == ".rs" or (path / "Cargo.toml").exists():
+        return "rust"
+    raise UsageError(f"{path}: cannot tell the language (use --lang rust|vox)")
+
+
+def check_paths(paths: list[str], lang: str | None, edition: str, vox_binary: str, cache, jobs: int):
+    """(path, Verdict) pairs: .rs files as standalone candidates (batched), crate folders in place,
+    .vox files through `vox check`."""
+    from oracles.crate import CrateOracle, Splice
+    from oracles.rust import RustConfig, RustOracle
+    from oracles.toolchain import ToolchainMissing
+    from oracles.verdict import Candidate
+    from oracles.vox import VoxConfig, VoxOracle
+
+    rust_files, crates, vox_files = [], [], []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise UsageError(f"{raw}: no such file or directory")
+        kind = _lang_of(path, lang)
+        if kind == "rust" and path.is_dir():
+            if not (path / "Cargo.toml").exists():
+                raise UsageError(f"{raw}: a folder must be a crate (no Cargo.toml)")
+            crates.append(path)
+        elif kind == "rust":
+            rust_files.append(path)
+        else:
+            vox_files.append(path)
+    results = []
+    try:
+        if rust_files:
+            oracle = RustOracle(RustConfig(edition=edition, jobs=jobs), cache=cache)
+            verdicts = oracle.check([Candidate.of(_read(p)) for p in rust_files])
+            results += list(zip(map(str, rust_files), verdicts))
+        if crates:
+            oracle = CrateOracle(cache=cache)
+            lib = lambda c: "src/lib.rs" if (c / "src/lib.rs").exists() else "src/main.rs"  # noqa: E731
+            verdicts = oracle.check([Splice(str(c), lib(c), 0, 0, "") for c in crates])
+            results += list(zip(map(str, crates), verdicts))
+        if vox_files:
+            oracle = VoxOracle(VoxConfig(binary=vox_binary, jobs=jobs), cache=cache)
+            verdicts = oracle.check([Candidate.of(_read(p)) for p in vox_files])
+            results += list(zip(map(str, vox_files), verdicts))
+    except ToolchainMissing as exc:
+        raise UsageError(str(exc)) from exc
+    order = {p: i for i, p in enumerate(paths)}
+    return sorted(results, key=lambda pv: order.get(pv[0], 0))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+
+
+def cmd_check(args) -> int:
+    cache = _open_cache(args)
+    results = check_paths(args.files, args.lang, args.edition, args.vox, cache, args.jobs)
+    for path, verdict in results:
+        if args.json:
+            print(json.dumps({
+                "path": path, "passed": verdict.passed,
+                "diagnostics": [{"code": d.code, "severity": d.severity, "message": d.message,
+                                 "line": d.line, "column": d.column, **({"path": d.path} if d.path else {})}
+                                for d in verdict.diagnostics],
+                "oracle": verdict.oracle, "toolchain": verdict.toolchain, "timed_out": verdict.timed_out,
+            }))
+        else:
+            _print_verdict(path, verdict)
+    return EXIT_OK if all(v.passed for _, v in results) else EXIT_FAILED
+
+
+def _print_verdict(path: str, verdict) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    console = Console(highlight=False)
+    mark = "[green]passed[/]" if verdict.passed else ("[red]timed out[/]" if verdict.timed_out else "[red]failed[/]")
+    errors = sum(d.severity == "error" for d in verdict.diagnostics)
+    warnings = len(verdict.diagnostics) - errors
+    console.print(f"{escape(path)}: {mark} ({errors} errors, {warnings} warnings; {escape(verdict.toolchain)})")
+    for d in verdict.diagnostics:
+        console.print("  " + escape(d.render()).replace("\n", "\n  "))
+
+
+def cmd_bench(args) -> int:
+    if args.what != "oracle":
+        raise UsageError(f"unknown benchmark {args.what!r} (available: oracle)")
+    from benchmarks.oracle_bench import run_oracle_bench
+    result = run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:>24}: {value}")
+    return EXIT_OK if result["identical"] else EXIT_FAILED
+
+
+def cmd_demo(args) -> int:
+    from synth.demo import run_demo
+    return run_demo(vox_binary=args.vox, cache=_open_cache(args))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="synth", description="Compiler-verified training data for code models.")
+    sub = parser.add_subparsers(dest="verb", required=True)
+
+    def common(p):
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("--cache-dir", default=str(DEFAULT_CACHE), help="verdict cache folder")
+        p.add_argument("--no-cache", action="store_true", help="always run the compiler")
+        p.add_argument("--vox", default="vox", help="path to the `vox` binary (default: vox on PATH)")
+
+    check = sub.add_parser("check", help="oracle verdict per file")
+    common(check)
+    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument("--lang", choices=["rust", "vox"])
+    check.add_argument("--edition", default="2021", choices=["2015", "2018", "2021", "2024"])
+    check.add_argument("--jobs", type=int, default=2)
+    check.set_defaults(func=cmd_check)
+
+    bench = sub.add_parser("bench", help="print the figures the issues ask for")
+    common(bench)
+    bench.add_argument("what", choices=["oracle"])
+    bench.add_argument("--n", type=int, default=500)
+    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--repeats", type=int, default=3)
+    bench.set_defaults(func=cmd_bench)
+
+    demo = sub.add_parser("demo", help="the offline job on the bundled examples (spends nothing)")
+    common(demo)
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors already
+        return int(exc.code or 0)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"synth: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+def run_demo(**kw): return 0

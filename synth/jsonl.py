@@ -1,0 +1,56 @@
+"""JSONL files that are never half-written: write a temp file beside the target, fsync, rename."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from pydantic import BaseModel
+
+
+def _line(item) -> str:
+    if isinstance(item, BaseModel):
+        return item.model_dump_json()
+    return json.dumps(item, sort_keys=True, ensure_ascii=False)
+
+
+def write_jsonl(path: str | Path, items: Iterable) -> int:
+    """Atomically replace `path` with one JSON object per line. Returns the row count.
+    If anything fails midway, the previous file (if any) is untouched and no temp file is left."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for item in items:
+                f.write(_line(item) + "\n")
+                count += 1
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def read_jsonl(path: str | Path, model: type[BaseModel] | None = None) -> list:
+    """Rows of a JSONL file; a bad line is an error naming the file and line, never skipped."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(model.model_validate_json(line) if model else json.loads(line))
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number}: invalid row: {exc}") from exc
+    return out

@@ -1,0 +1,95 @@
+"""The row model: every training row, whatever its task, carries these fields (ARCHITECTURE.md)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from oracles.verdict import Diagnostic, TestOutcome, Verdict
+
+SCHEMA_VERSION = 1
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+
+
+class Verification(BaseModel):
+    """The gate's verdict, stored in the row so anyone can see (and re-check) why it is there."""
+
+    oracle: str
+    toolchain: str
+    passed: bool
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    tests: TestOutcome | None = None
+
+    @classmethod
+    def of(cls, verdict: Verdict) -> "Verification":
+        return cls(oracle=verdict.oracle, toolchain=verdict.toolchain, passed=verdict.passed,
+                   diagnostics=verdict.diagnostics, tests=verdict.tests)
+
+
+class Provenance(BaseModel):
+    source_path: str
+    decl_hash: str
+    stage: str
+    operator: str | None = None
+    model: str | None = None
+    prompt_template_hash: str | None = None
+    seed: int
+
+
+CODE_TASKS = {"repair", "codegen", "rft"}
+
+
+class Row(BaseModel):
+    model_config = ConfigDict(extra="allow")  # extra fields by task are fine
+
+    id: str = ""
+    lang: Literal["rust", "vox"]
+    lane: str
+    task: str
+    messages: list[Message]
+    prompt: str
+    response: str
+    verification: Verification
+    provenance: Provenance
+    cost_usd: float = 0.0
+    mix_weight: float = 1.0
+    schema_version: int = SCHEMA_VERSION
+    checked_source: str | None = None
+    checked_broken_source: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Row":
+        users = [m.content for m in self.messages if m.role == "user"]
+        assistants = [m.content for m in self.messages if m.role == "assistant"]
+        if not users or not assistants:
+            raise ValueError("messages need a user and an assistant turn")
+        if self.prompt != users[-1] or self.response != assistants[-1]:
+            raise ValueError("prompt/response must equal the last user/assistant messages")
+        if self.task in CODE_TASKS and not self.checked_source:
+            raise ValueError(f"a {self.task} row must carry checked_source (what the oracle accepted)")
+        if self.task == "repair" and not self.checked_broken_source:
+            raise ValueError("a repair row must carry checked_broken_source (what the oracle rejected)")
+        if not self.id:
+            self.id = row_id(self)
+        return self
+
+
+def row_id(row: Row) -> str:
+    """Content-derived, so the same inputs give the same id."""
+    key = json.dumps([row.lang, row.task, row.prompt, row.response, row.provenance.decl_hash], ensure_ascii=False)
+    return hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def make_row(*, lang, lane, task, prompt, response, verdict: Verdict, provenance: Provenance,
+             system: str | None = None, **extra) -> Row:
+    messages = ([Message(role="system", content=system)] if system else []) + [
+        Message(role="user", content=prompt), Message(role="assistant", content=response)]
+    return Row(lang=lang, lane=lane, task=task, messages=messages, prompt=prompt, response=response,
+               verification=Verification.of(verdict), provenance=provenance, **extra)
