@@ -72,8 +72,9 @@ class CrateOracle:
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
         self.compiler_runs = 0
-        self.cargo = resolve_rustup_proxy(find_binary(self.config.cargo, "[oracles.rust] cargo"), "cargo")
+        self.cargo = resolve_rustup_proxy(find_binary(self.config.cargo, "[oracles.rust] cargo to its path"), "cargo")
         self.rustc = str(Path(self.cargo).with_name("rustc"))
+        self.rustdoc = str(Path(self.cargo).with_name("rustdoc"))
         self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
 
     def check(self, splices: list[Splice]) -> list[Verdict]:
@@ -110,7 +111,7 @@ class CrateOracle:
             first_line = before.count(b"\n") + 1
             region = Region(first_line, first_line + max(0, splice.text.count("\n") - (splice.text.endswith("\n"))))
             shift = splice.text.count("\n") - original[splice.start_byte:splice.end_byte].count(b"\n")
-            env = {"CARGO_HOME": str(wd / "cargo-home"), "RUSTC": self.rustc, "CARGO_TARGET_DIR": str(wd / "target"),
+            env = {"CARGO_HOME": str(wd / "cargo-home"), "RUSTC": self.rustc, "RUSTDOC": self.rustdoc, "CARGO_TARGET_DIR": str(wd / "target"),
                    "CARGO_TERM_COLOR": "never"}
             sub = "check" if kind == "check" else "test"
             argv = [self.cargo, sub, "--offline", "--message-format=json", "--quiet"]
@@ -120,7 +121,7 @@ class CrateOracle:
             limits = Limits(timeout_s=self.config.timeout_s if kind == "check" else self.config.test_timeout_s,
                             untrusted=False)
             run = self.sandbox.run(argv, crate, limits=limits, env=env)
-        diagnostics = self._diagnostics(run.stdout, splice.path, region, shift, first_line)
+        diagnostics = self._diagnostics(run.stdout, splice.path, region, shift)
         tests = None
         if kind == "test":
             test_text = "\n".join(line for line in run.stdout.splitlines() if not line.startswith("{"))
@@ -135,7 +136,7 @@ class CrateOracle:
                        tests=tests, mode="crate", sandbox=run.isolation)
 
     @staticmethod
-    def _diagnostics(stdout: str, path: str, region: Region, shift: int, first_line: int) -> list[Diagnostic]:
+    def _diagnostics(stdout: str, path: str, region: Region, shift: int) -> list[Diagnostic]:
         out: list[Diagnostic] = []
         for line in stdout.splitlines():
             if not line.startswith("{"):

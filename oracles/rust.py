@@ -72,7 +72,7 @@ class RustOracle:
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
         self.stats = OracleStats()
-        binary = find_binary(self.config.rustc, "[oracles.rust] rustc")
+        binary = find_binary(self.config.rustc, "[oracles.rust] rustc to its path")
         self.rustc = resolve_rustup_proxy(binary, "rustc")
         self.toolchain = probe_version(self.rustc, ["-V"], cache)
 
@@ -293,17 +293,24 @@ class RustOracle:
 
 
 TEST_LINE = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", re.M)
+TEST_SUMMARY = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed", re.M)
+RUNNING = re.compile(r"^running (\d+) tests?", re.M)
 
 
 def parse_test_output(output: str, timed_out: bool, returncode: int | None) -> TestOutcome:
-    """Count the libtest result lines. A crash mid-run (abort, OOM) counts as a failure."""
-    results = TEST_LINE.findall(output)
-    passed = sum(1 for _, r in results if r == "ok")
-    failed = sum(1 for _, r in results if r == "FAILED")
-    summary = re.search(r"running (\d+) tests?", output)
-    total = int(summary.group(1)) if summary else passed + failed
+    """Count libtest results (summary lines, else per-test lines; cargo runs several harnesses).
+    A harness that died mid-run (abort, OOM, timeout) counts its unreported tests as failed."""
+    summaries = TEST_SUMMARY.findall(output)
+    total = sum(int(n) for n in RUNNING.findall(output))
+    if summaries:
+        passed = sum(int(p) for p, _ in summaries)
+        failed = sum(int(f) for _, f in summaries)
+    else:
+        results = TEST_LINE.findall(output)
+        passed = sum(1 for _, r in results if r == "ok")
+        failed = sum(1 for _, r in results if r == "FAILED")
     if (timed_out or returncode not in (0, None)) and failed == 0:
-        failed = max(1, total - passed)  # the harness died before reporting: the rest did not pass
+        failed = max(1, total - passed)
     return TestOutcome(passed=passed, failed=failed, total=max(total, passed + failed),
                        timed_out=timed_out, output=output[-4000:])
 

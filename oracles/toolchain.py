@@ -16,7 +16,7 @@ class ToolchainMissing(RuntimeError):
 def find_binary(binary: str, setting: str) -> str:
     path = shutil.which(binary)
     if path is None:
-        raise ToolchainMissing(f"compiler `{binary}` not found (set {setting} to its path)")
+        raise ToolchainMissing(f"compiler `{binary}` not found (set {setting})")
     return path
 
 

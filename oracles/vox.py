@@ -89,7 +89,7 @@ class VoxOracle:
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
         self.stats = VoxStats()
-        self.binary = find_binary(self.config.binary, "[oracles.vox] binary (the path to your `vox`)")
+        self.binary = find_binary(self.config.binary, "[oracles.vox] binary, or --vox PATH")
         self.toolchain = probe_version(self.binary, ["--version"], cache)
 
     @property

@@ -1,0 +1,26 @@
+# The README's two commands: `make demo` and `make test`. `make setup` is idempotent.
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)
+
+.PHONY: setup test demo bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v rustc >/dev/null && command -v cargo >/dev/null || { echo "rustc and cargo are required (the Rust oracle)"; exit 2; }
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+test: setup
+	$(VENV)/bin/pytest
+
+demo: setup
+	$(VENV)/bin/synth demo
+
+bench: setup
+	$(VENV)/bin/synth bench oracle --n 500 --json
+
+clean:
+	rm -rf $(VENV) cache/verdicts

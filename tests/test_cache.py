@@ -1,0 +1,57 @@
+"""A cached verdict must cost no compiler run, and a toolchain change must miss the cache."""
+import os
+import stat
+
+from oracles.cache import VerdictCache
+from oracles.rust import RustConfig, RustOracle
+from oracles.verdict import Candidate
+
+BATCH = [Candidate.of("pub fn a() -> i32 { 1 }\n"), Candidate.of("pub fn b() -> i32 { \"x\" }\n"),
+         Candidate.of("fn c() {}\n")]
+
+
+def _wrapper(path, real_rustc, log, version):
+    path.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n"
+                    f"if [ \"$1\" = \"-V\" ]; then echo '{version}'; exit 0; fi\nexec {real_rustc} \"$@\"\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+def _compile_calls(log) -> int:
+    return sum("--emit=metadata" in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_second_check_runs_no_compiler_and_toolchain_change_misses(tmp_path, real_rustc):
+    log, rustc = tmp_path / "calls.log", tmp_path / "rustc"
+    _wrapper(rustc, real_rustc, log, "rustc 1.95.0 (synth-test)")
+    cache = VerdictCache(tmp_path / "cache")
+
+    first = RustOracle(RustConfig(rustc=str(rustc)), cache=cache).check(BATCH)
+    calls_after_first = _compile_calls(log)
+    assert calls_after_first >= 1
+
+    log.unlink()
+    again = RustOracle(RustConfig(rustc=str(rustc)), cache=VerdictCache(tmp_path / "cache"))
+    second = again.check(BATCH)
+    assert not log.exists() or log.read_text() == ""  # no compile, not even a version probe
+    assert again.stats.compiler_runs == 0 and again.stats.cache_hits == 3
+    assert all(a.same_result(b) for a, b in zip(first, second))
+    assert [v.mode for v in second] == ["cache"] * 3
+
+    # An upgrade in place: same path, new version string.
+    _wrapper(rustc, real_rustc, log, "rustc 1.96.0 (synth-test)")
+    os.utime(rustc, ns=(1, 1))
+    upgraded = RustOracle(RustConfig(rustc=str(rustc)), cache=VerdictCache(tmp_path / "cache"))
+    third = upgraded.check(BATCH)
+    assert upgraded.toolchain == "rustc 1.96.0 (synth-test)"
+    assert _compile_calls(log) >= 1 and upgraded.stats.cache_hits == 0
+    assert all(a.same_result(b) for a, b in zip(first, third))
+
+
+def test_flags_are_part_of_the_key(tmp_path):
+    cache = VerdictCache(tmp_path / "cache")
+    cand = [Candidate.of("pub async fn f() {}\n")]
+    v2018 = RustOracle(RustConfig(edition="2018"), cache=cache).check(cand)[0]
+    o2015 = RustOracle(RustConfig(edition="2015"), cache=cache)
+    v2015 = o2015.check(cand)[0]
+    assert o2015.stats.cache_hits == 0
+    assert v2018.passed and not v2015.passed  # `async fn` is an error in edition 2015

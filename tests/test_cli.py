@@ -1,0 +1,45 @@
+"""`synth check` per ARCHITECTURE.md: JSON lines, exit 0 all passed / 1 some failed / 2 usage."""
+import json
+import subprocess
+import sys
+
+from conftest import ROOT, STUB_VOX
+
+
+def synth(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "synth.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_check_json_lines_and_exit_codes(tmp_path):
+    good, bad = tmp_path / "good.rs", tmp_path / "bad.rs"
+    good.write_text("pub fn ok() -> u8 { 1 }\n")
+    bad.write_text("pub fn no() -> u8 {\n    \"x\"\n}\n")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    done = synth("check", "--json", *cache, str(good))
+    assert done.returncode == 0
+    (line,) = done.stdout.splitlines()
+    row = json.loads(line)
+    assert set(row) >= {"path", "passed", "diagnostics", "oracle", "toolchain"} and row["passed"] is True
+
+    done = synth("check", "--json", *cache, str(good), str(bad))
+    assert done.returncode == 1
+    rows = [json.loads(x) for x in done.stdout.splitlines()]
+    assert [r["path"] for r in rows] == [str(good), str(bad)]
+    (diag,) = rows[1]["diagnostics"]
+    assert diag == {"code": "E0308", "severity": "error", "message": "mismatched types", "line": 2, "column": 5}
+
+    assert synth("check", str(tmp_path / "missing.rs")).returncode == 2
+    assert synth("check").returncode == 2
+
+
+def test_check_vox_and_crate(tmp_path):
+    vox_file = tmp_path / "bad.vox"
+    vox_file.write_text("fn f() -> int {\n    ret 1\n}\n")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    done = synth("check", "--json", *cache, "--vox", str(STUB_VOX), str(vox_file),
+                 str(ROOT / "examples/vox/numbers.vox"))
+    assert done.returncode == 1
+    rows = [json.loads(x) for x in done.stdout.splitlines()]
+    assert [r["passed"] for r in rows] == [False, True] and rows[0]["oracle"] == "vox"
+    done = synth("check", *cache, str(ROOT / "examples/rust"))
+    assert done.returncode == 0 and "passed" in done.stdout

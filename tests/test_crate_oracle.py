@@ -1,0 +1,47 @@
+"""Declarations from a real crate are checked in place (scratch copy, `cargo check --offline`)."""
+from conftest import EXAMPLE_CRATE
+
+from oracles.crate import CrateOracle, Splice
+
+
+def _span_of(path, needle: str) -> tuple[int, int]:
+    data = path.read_bytes()
+    start = data.index(needle.encode())
+    return start, start + len(needle.encode())
+
+
+GCD = """pub fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}"""
+
+
+def test_example_crate_is_clean_and_its_tests_pass():
+    oracle = CrateOracle()
+    unchanged = Splice(str(EXAMPLE_CRATE), "src/lib.rs", 0, 0, "")
+    (verdict,) = oracle.check([unchanged])
+    assert verdict.passed and verdict.diagnostics == [], [d.render() for d in verdict.diagnostics]
+    (tested,) = oracle.test([unchanged])
+    assert tested.passed and tested.tests.total >= 10 and tested.tests.failed == 0
+
+
+def test_spliced_candidate_gets_its_own_coordinates_and_breaks_callers():
+    path = EXAMPLE_CRATE / "src" / "stats.rs"
+    start, end = _span_of(path, GCD)
+    oracle = CrateOracle()
+    broken = GCD.replace("        a\n", "        \"zero\"\n")
+    (verdict,) = oracle.check([Splice(str(EXAMPLE_CRATE), "src/stats.rs", start, end, broken)])
+    assert not verdict.passed
+    (err,) = [d for d in verdict.errors if d.path is None]
+    assert (err.code, err.line) == ("E0308", 3)
+    # A signature change breaks `lcm` further down the same file: reported there, with its path.
+    renamed = GCD.replace("pub fn gcd(a: u64, b: u64)", "pub fn gcd(a: u64)").replace("gcd(b, a % b)", "gcd(b)")
+    (verdict,) = oracle.check([Splice(str(EXAMPLE_CRATE), "src/stats.rs", start, end, renamed)])
+    elsewhere = [d for d in verdict.errors if d.path == "src/stats.rs"]
+    assert elsewhere and elsewhere[0].code == "E0061"
+    lcm_line = path.read_text().splitlines().index("pub fn lcm(a: u64, b: u64) -> u64 {") + 1
+    assert lcm_line < elsewhere[0].line < lcm_line + 6
+    assert not (EXAMPLE_CRATE / "target").exists()  # the real crate is never touched

@@ -1,0 +1,111 @@
+"""The batched Rust oracle must say exactly what rustc says about each candidate alone."""
+from collections import Counter
+
+from benchmarks.rust_candidates import covering_candidates, rust_candidates
+from oracles import rust as rust_module
+from oracles.rust import RustConfig, RustOracle
+from oracles.verdict import Candidate
+
+
+def test_differential_batched_equals_solo(rust_oracle):
+    pairs = covering_candidates() + rust_candidates(200, seed=7)
+    candidates = [Candidate.of(text) for _, text in pairs]
+    oracle = RustOracle(RustConfig(jobs=2))
+    batched = oracle.check(candidates)
+    solo = [oracle.check_solo(c) for c in candidates]
+
+    assert len(candidates) >= 200
+    mismatches = [(c.text, b, s) for c, b, s in zip(candidates, batched, solo) if not b.same_result(s)]
+    assert not mismatches, mismatches[:3]
+    assert oracle.stats.batch_runs >= 1 and sum(v.mode == "batched" for v in batched) >= 150
+
+    # The corpus really covers what the issue lists, as rustc itself reports it.
+    codes = Counter(d.code for v in solo for d in v.errors)
+    for code in ("E0308", "E0425", "E0382", "E0061", "E0599", "E0384", "E0428"):
+        assert codes[code] >= 2, code
+    messages = " ".join(d.message for v in solo for d in v.errors)
+    assert "unclosed delimiter" in messages and "expected expression" in messages
+    reasons = oracle.stats.solo_reasons
+    assert reasons["fn main (checked as a binary)"] >= 2 and reasons["extern crate"] >= 1
+    # Each template's intended outcome is what the compiler says.
+    for (expected, text), verdict in zip(pairs, solo):
+        if expected is None:
+            assert verdict.passed, (text, [d.render() for d in verdict.diagnostics])
+        else:
+            assert not verdict.passed, text
+
+
+def test_diagnostics_are_relative_to_the_candidate(rust_oracle):
+    text = "pub fn ok() -> i32 {\n    1\n}\n\npub fn bad() -> i32 {\n    \"no\"\n}\n"
+    filler = [Candidate.of(f"pub fn filler_{i}() -> u8 {{ {i} }}\n") for i in range(5)]
+    verdicts = rust_oracle.check(filler + [Candidate.of(text)])
+    (error,) = verdicts[-1].errors
+    assert (error.code, error.line, error.column) == ("E0308", 6, 5)
+    assert verdicts[-1].mode == "batched"
+
+
+def test_clean_candidates_are_rechecked_without_errors_around(rust_oracle):
+    """rustc skips late lints (dead_code) once any error exists: a clean neighbour must not lose them."""
+    oracle = RustOracle(RustConfig(jobs=1))
+    dead = Candidate.of("fn never_called() {}\n")
+    broken = Candidate.of("pub fn broken() -> i32 { \"x\" }\n")
+    dead_verdict, _ = oracle.check([dead, broken])
+    assert [d.code for d in dead_verdict.diagnostics] == ["dead_code"]
+    assert oracle.stats.clean_rechecks == 1
+
+
+def test_contaminated_diagnostic_is_rechecked_alone(monkeypatch):
+    """With name-aware grouping off, rustc offers one candidate's item to another; that must be caught."""
+    monkeypatch.setattr(rust_module, "_conflict_free_groups", lambda idx, screens, size: [list(idx)])
+    oracle = RustOracle(RustConfig(jobs=1))
+    user = Candidate.of("pub fn user() -> i32 {\n    helper_value()\n}\n")
+    definer = Candidate.of("pub fn helper_value() -> i32 {\n    3\n}\n")
+    verdicts = oracle.check([user, definer])
+    assert oracle.stats.contaminated == 1
+    assert verdicts[0].same_result(oracle.check_solo(user))
+    assert all("__synth" not in n for d in verdicts[0].diagnostics for n in d.notes)
+
+
+def test_name_aware_grouping_keeps_definers_apart():
+    oracle = RustOracle(RustConfig(jobs=1))
+    user = Candidate.of("pub fn user() -> i32 {\n    helper_value()\n}\n")
+    definer = Candidate.of("pub fn helper_value() -> i32 {\n    3\n}\n")
+    oracle.check([user, definer])
+    assert oracle.stats.contaminated == 0 and oracle.stats.batch_runs == 0  # two groups of one: solo each
+
+
+def test_batch_timeout_is_bisected_to_the_slow_candidate():
+    oracle = RustOracle(RustConfig(jobs=1, timeout_s=1.0, batch_timeout_per_candidate_s=0.0))
+    slow = Candidate.of("pub const X: u64 = { let mut i = 0u64; while i < 100_000_000_000 { i += 1; } i };\n")
+    good = Candidate.of("pub fn fine() -> u8 { 1 }\n")
+    bad = Candidate.of("pub fn wrong() -> u8 { \"s\" }\n")
+    verdicts = oracle.check([good, slow, bad])
+    assert [v.timed_out for v in verdicts] == [False, True, False]
+    assert verdicts[0].passed and not verdicts[1].passed and not verdicts[2].passed
+    assert verdicts[2].errors[0].code == "E0308"
+    assert oracle.stats.bisections >= 1
+
+
+def test_expect_pass_hint_changes_cost_not_verdicts():
+    pairs = rust_candidates(60, seed=3, special_share=0.0, typed_only=True)
+    candidates = [Candidate.of(t) for _, t in pairs]
+    hinted, plain = RustOracle(RustConfig(jobs=1)), RustOracle(RustConfig(jobs=1))
+    a = hinted.check(candidates, expect_pass=[e is None for e, _ in pairs])
+    b = plain.check(candidates)
+    assert all(x.same_result(y) for x, y in zip(a, b))
+    assert hinted.stats.clean_rechecks == 0 and plain.stats.clean_rechecks >= 1
+
+
+def test_tests_are_run_and_counted(rust_oracle):
+    text = (
+        "pub fn double(x: i32) -> i32 { x * 2 }\n"
+        "#[cfg(test)]\nmod tests {\n    use super::*;\n"
+        "    #[test] fn good() { assert_eq!(double(2), 4); }\n"
+        "    #[test] fn bad() { assert_eq!(double(2), 5); }\n}\n"
+    )
+    (verdict,) = rust_oracle.test([Candidate.of(text)])
+    assert (verdict.tests.passed, verdict.tests.failed, verdict.tests.total) == (1, 1, 2)
+    assert not verdict.passed
+    fixed = text.replace("double(2), 5", "double(3), 6")
+    (verdict,) = rust_oracle.test([Candidate.of(fixed)])
+    assert verdict.passed and verdict.tests.total == 2

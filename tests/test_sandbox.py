@@ -1,0 +1,91 @@
+"""Candidate code must not hurt the run or see a secret."""
+import socket
+import time
+
+from conftest import processes_matching
+
+from oracles.rust import RustConfig, RustOracle
+from oracles.sandbox import Limits, Sandbox, namespaces_available, safe_environ
+from oracles.verdict import Candidate
+
+
+def _test_candidate(body: str, name: str = "probe") -> Candidate:
+    return Candidate.of(f"#[cfg(test)]\nmod tests {{\n    #[test]\n    fn {name}() {{\n{body}\n    }}\n}}\n")
+
+
+def test_safe_environ_drops_secrets():
+    source = {"PATH": "/bin", "OPENAI_API_KEY": "sk-1", "OPENAI_BASE_URL": "http://x", "GITHUB_TOKEN": "t",
+              "MY_SECRET_THING": "s", "AWS_ACCESS_KEY": "a", "HOME": "/root", "LANG": "C"}
+    env = safe_environ({"RUST_BACKTRACE": "0", "HF_TOKEN": "leak"}, source=source)
+    assert env == {"PATH": "/bin", "LANG": "C", "RUST_BACKTRACE": "0"}
+
+
+def test_candidate_printing_environment_sees_no_secret(monkeypatch):
+    secrets = {"OPENAI_API_KEY": "sk-synth-test-1", "ANTHROPIC_API_KEY": "ak-synth-test-2",
+               "SOME_SERVICE_TOKEN": "tok-synth-test-3", "DB_PASSWORD_SECRET": "pw-synth-test-4"}
+    for k, v in secrets.items():
+        monkeypatch.setenv(k, v)
+    oracle = RustOracle(RustConfig(jobs=1))
+    body = '        for (k, v) in std::env::vars() { println!("ENV {k}={v}"); }\n        panic!("show output");'
+    (verdict,) = oracle.test([_test_candidate(body)])
+    out = verdict.tests.output
+    assert "ENV PATH=" in out  # the candidate really printed its environment
+    for key, value in secrets.items():
+        assert value not in out and key not in out
+
+
+def test_infinite_loop_times_out_and_leaves_nothing():
+    oracle = RustOracle(RustConfig(jobs=1, test_timeout_s=2.0))
+    start = time.monotonic()
+    (verdict,) = oracle.test([_test_candidate("        let mut x = 0u64; loop { x = x.wrapping_add(1); std::hint::black_box(x); }", "spin_forever")])
+    assert verdict.timed_out and not verdict.passed
+    assert time.monotonic() - start < 2.0 + 15  # build time plus the limit, not forever
+    assert not processes_matching("spin_forever")
+
+
+def test_fork_bomb_is_contained():
+    body = (
+        '        let me = std::env::current_exe().unwrap();\n'
+        '        loop { let _ = std::process::Command::new(&me).args(["fork_bomb_marker", "--exact", "--nocapture"]).spawn(); }'
+    )
+    oracle = RustOracle(RustConfig(jobs=1, test_timeout_s=3.0))
+    start = time.monotonic()
+    (verdict,) = oracle.test([_test_candidate(body, "fork_bomb_marker")])
+    assert not verdict.passed and verdict.timed_out
+    assert time.monotonic() - start < 3.0 + 15
+    time.sleep(0.2)
+    assert not processes_matching("tests_bin"), "fork bomb left processes behind"
+
+
+def test_huge_allocation_fails_fast():
+    oracle = RustOracle(RustConfig(jobs=1, test_timeout_s=20.0))
+    start = time.monotonic()
+    body = "        let v = vec![7u8; 4usize << 30];\n        assert_eq!(v[v.len() - 1], 7);"
+    (verdict,) = oracle.test([_test_candidate(body)])
+    assert not verdict.passed and not verdict.timed_out  # refused by the memory limit, not waited out
+    assert verdict.tests.failed >= 1
+    assert time.monotonic() - start < 20
+
+
+def test_no_network_for_candidates():
+    """A loopback server in this process is unreachable from inside the sandbox."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    try:
+        body = f'        assert!(std::net::TcpStream::connect("127.0.0.1:{port}").is_err(), "network reachable");'
+        (verdict,) = RustOracle(RustConfig(jobs=1)).test([_test_candidate(body)])
+        assert verdict.sandbox["network_isolated"] is namespaces_available()
+        if namespaces_available():
+            assert verdict.passed, verdict.tests.output
+    finally:
+        server.close()
+
+
+def test_sandbox_workdir_is_removed_and_private():
+    sandbox = Sandbox()
+    with sandbox.workdir() as wd:
+        result = sandbox.run(["sh", "-c", "echo $HOME; echo $TMPDIR; touch here"], wd, limits=Limits(timeout_s=5))
+        assert result.stdout.split() == [str(wd), str(wd)] and (wd / "here").exists()
+    assert not wd.exists()

@@ -1,0 +1,68 @@
+"""Vox oracle, run against tests/stubs/vox: a stub that mimics the documented `vox` output
+(../shared/vox/VOX.md). The real check needs the user's `vox` binary."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, STUB_VOX
+
+from oracles.toolchain import ToolchainMissing
+from oracles.verdict import Candidate
+from oracles.vox import VoxConfig, VoxOracle, parse_vox_diagnostics
+
+
+@pytest.fixture()
+def vox():
+    return VoxOracle(VoxConfig(binary=str(STUB_VOX)))
+
+
+def test_examples_pass_and_broken_code_fails_with_positions(vox):
+    good = [Candidate.of(p.read_text()) for p in sorted((ROOT / "examples" / "vox").glob("*.vox"))]
+    assert len(good) >= 3 and all(v.passed for v in vox.check(good))
+    broken = Candidate.of("fn f(x: int) -> int {\n    return Err(\"no\")\n}\n")
+    (verdict,) = vox.check([broken])
+    assert not verdict.passed and verdict.oracle == "vox" and "stub" in verdict.toolchain
+    found = {(d.code, d.line, d.column) for d in verdict.errors}
+    assert ("vox/syntax/retired-form", 1, 12) in found
+    assert ("vox/types/unknown-constructor", 2, 12) in found
+
+
+def test_warnings_do_not_fail(vox):
+    (verdict,) = vox.check([Candidate.of("fn f(a: bool, b: bool) to bool {\n    return a && b\n}\n")])
+    assert verdict.passed and [d.severity for d in verdict.diagnostics] == ["warning"]
+
+
+def test_missing_binary_is_a_clear_error_never_a_pass(tmp_path):
+    with pytest.raises(ToolchainMissing, match=r"\[oracles.vox\] binary"):
+        VoxOracle(VoxConfig(binary=str(tmp_path / "no-vox-here")))
+    cli = subprocess.run([sys.executable, "-m", "synth.cli", "check", "--vox", str(tmp_path / "nope"),
+                          str(ROOT / "examples/vox/numbers.vox")], capture_output=True, text=True, cwd=ROOT)
+    assert cli.returncode == 2 and "oracles.vox" in cli.stderr
+
+
+def test_unparseable_output_is_a_failure(tmp_path):
+    fake = tmp_path / "vox"
+    fake.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'vox 9'; exit 0; fi\necho 'all good!'\nexit 0\n")
+    fake.chmod(0o755)
+    (verdict,) = VoxOracle(VoxConfig(binary=str(fake))).check([Candidate.of("fn f() to Unit {}\n")])
+    assert not verdict.passed and verdict.diagnostics[0].code == "vox-output"
+
+
+def test_for_llm_envelope_and_stderr_diagnostics():
+    envelope = ('{"envelope_version": 1, "file_path": "a.vox", "ok": false, "error_count": 1, "warning_count": 0,'
+                ' "diagnostics": [{"error_code": "vox/types/type-mismatch", "severity": "Error", "message": "m",'
+                ' "span": {"start_line": 3, "start_col": 4, "end_line": 3, "end_col": 9},'
+                ' "expected_type": "int", "found_type": "str"}]}\nCheck failed with 1 error(s)')
+    (d,) = parse_vox_diagnostics("", envelope)
+    assert (d.code, d.severity, d.line, d.column) == ("vox/types/type-mismatch", "error", 3, 4)
+    assert d.notes == ["expected `int`, found `str`"]
+    assert parse_vox_diagnostics("[]\n", "") == []
+
+
+def test_vox_test_runs_tests(vox):
+    text = (ROOT / "examples/vox/numbers.vox").read_text()
+    (ok,) = vox.test([Candidate.of(text)])
+    assert ok.passed and ok.tests.total == 1
+    (bad,) = vox.test([Candidate.of(text + "\n@test\nfn broken() to Unit {\n    assert(false)\n}\n")])
+    assert not bad.passed and bad.tests.failed == 1
