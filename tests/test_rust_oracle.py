@@ -109,3 +109,26 @@ def test_tests_are_run_and_counted(rust_oracle):
     fixed = text.replace("double(2), 5", "double(3), 6")
     (verdict,) = rust_oracle.test([Candidate.of(fixed)])
     assert verdict.passed and verdict.tests.total == 2
+
+
+def test_sentinel_catches_an_early_abort():
+    """`include!` of a missing file aborts rustc during expansion: errors of other candidates that
+    rustc reports later vanish. Without the sentinel the first candidate would lose its E0308."""
+    lexer_and_type = Candidate.of('pub fn f() -> i32 {\n    let _ = b"é";\n    "x"\n}\n')
+    aborts = Candidate.of('pub mod reads {\n    include!("no_such_file.rs");\n}\n')
+    oracle = RustOracle(RustConfig(jobs=1))
+    verdict, _ = oracle.check([lexer_and_type, aborts])
+    assert [d.code for d in verdict.errors] == [None, "E0308"]
+    assert verdict.same_result(oracle.check_solo(lexer_and_type))
+    assert oracle.stats.bisections == 1
+
+
+def test_syntax_screen_keeps_unparseable_candidates_out_of_batches():
+    """One unclosed delimiter would make rustc give up on the whole batch (then bisection pays)."""
+    good = [Candidate.of(f"pub fn fine_{i}() -> u8 {{ {i} }}\n") for i in range(20)]
+    unclosed = Candidate.of("pub fn open() -> u8 {\n    if true {\n        1\n}\n")
+    oracle = RustOracle(RustConfig(jobs=1))
+    verdicts = oracle.check(good[:10] + [unclosed] + good[10:])
+    assert oracle.stats.bisections == 0 and oracle.stats.solo_reasons == {"syntax error (tree-sitter)": 1}
+    assert not verdicts[10].passed and "unclosed delimiter" in verdicts[10].errors[0].message
+    assert all(v.passed and v.mode == "batched" for i, v in enumerate(verdicts) if i != 10)

@@ -22,7 +22,8 @@ def test_safe_environ_drops_secrets():
 
 def test_candidate_printing_environment_sees_no_secret(monkeypatch):
     secrets = {"OPENAI_API_KEY": "sk-synth-test-1", "ANTHROPIC_API_KEY": "ak-synth-test-2",
-               "SOME_SERVICE_TOKEN": "tok-synth-test-3", "DB_PASSWORD_SECRET": "pw-synth-test-4"}
+               "SOME_SERVICE_TOKEN": "tok-synth-test-3", "DB_PASSWORD_SECRET": "pw-synth-test-4",
+               "SYNTH_UNLISTED_SETTING": "not-allowlisted-5"}  # not secret-looking: the allowlist drops it
     for k, v in secrets.items():
         monkeypatch.setenv(k, v)
     oracle = RustOracle(RustConfig(jobs=1))
@@ -40,7 +41,7 @@ def test_infinite_loop_times_out_and_leaves_nothing():
     (verdict,) = oracle.test([_test_candidate("        let mut x = 0u64; loop { x = x.wrapping_add(1); std::hint::black_box(x); }", "spin_forever")])
     assert verdict.timed_out and not verdict.passed
     assert time.monotonic() - start < 2.0 + 15  # build time plus the limit, not forever
-    assert not processes_matching("spin_forever")
+    assert not processes_matching("tests_bin"), "a timed-out test binary is still running"
 
 
 def test_fork_bomb_is_contained():
@@ -55,6 +56,26 @@ def test_fork_bomb_is_contained():
     assert time.monotonic() - start < 3.0 + 15
     time.sleep(0.2)
     assert not processes_matching("tests_bin"), "fork bomb left processes behind"
+
+
+def test_candidate_tests_run_unprivileged_with_a_process_cap():
+    body = (
+        '        let status = std::fs::read_to_string("/proc/self/status").unwrap();\n'
+        '        let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap().to_string();\n'
+        '        let mut kids = Vec::new();\n'
+        '        for _ in 0..2000 {\n'
+        '            match std::process::Command::new("sleep").arg("5").spawn() { Ok(c) => kids.push(c), Err(_) => break }\n'
+        '        }\n'
+        '        let spawned = kids.len();\n'
+        '        for k in kids.iter_mut() { let _ = k.kill(); let _ = k.wait(); }\n'
+        '        println!("SPAWNED {spawned} {uid}");\n'
+        '        assert!(spawned < 2000, "no process cap");\n'
+        '        assert!(!uid.contains("\\t0\\t"), "ran as root");'
+    )
+    (verdict,) = RustOracle(RustConfig(jobs=1, test_timeout_s=20.0)).test([_test_candidate(body)])
+    if namespaces_available():
+        assert verdict.sandbox["unprivileged_user"] is True
+        assert verdict.passed, verdict.tests.output
 
 
 def test_huge_allocation_fails_fast():
