@@ -103,11 +103,13 @@ class RustOracle:
             reason = screens[i].solo_reason
             self.stats.solo_reasons[reason] = self.stats.solo_reasons.get(reason, 0) + 1
         batchable = [i for i in todo if not screens[i].solo_reason]
+        size = self.config.batch_size
         if expect_pass is None:
-            groups = _conflict_free_groups(batchable, screens, self.config.batch_size)
+            groups = _conflict_free_groups(batchable, screens, size)
         else:
             groups = [g for want in (True, False) for g in _conflict_free_groups(
-                [i for i in batchable if bool(expect_pass[i]) is want], screens, self.config.batch_size)]
+                [i for i in batchable if bool(expect_pass[i]) is want], screens, size)]
+        groups = _spread(groups, self.config.jobs)
         jobs = [lambda g=g: self._check_group([(i, candidates[i], screens[i]) for i in g]) for g in groups]
         jobs += [lambda i=i: {i: self._solo(candidates[i], screens[i])} for i in solo]
         with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
@@ -313,6 +315,19 @@ def parse_test_output(output: str, timed_out: bool, returncode: int | None) -> T
         failed = max(1, total - passed)
     return TestOutcome(passed=passed, failed=failed, total=max(total, passed + failed),
                        timed_out=timed_out, output=output[-4000:])
+
+
+def _spread(groups: list[list[int]], jobs: int) -> list[list[int]]:
+    """Halve the largest groups until every worker has one (a rustc call uses a single core)."""
+    groups = [g for g in groups if g]
+    while 0 < len(groups) < jobs:
+        largest = max(groups, key=len)
+        if len(largest) < 2:
+            break
+        groups.remove(largest)
+        mid = len(largest) // 2
+        groups += [largest[:mid], largest[mid:]]
+    return groups
 
 
 def _conflict_free_groups(indices: list[int], screens: dict[int, Screen], size: int) -> list[list[int]]:

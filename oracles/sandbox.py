@@ -13,6 +13,7 @@ import contextlib
 import fnmatch
 import functools
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -144,7 +145,7 @@ class Sandbox:
                     if stdin is not None:
                         proc.stdin.write(stdin.encode())
                         proc.stdin.close()
-                    proc.wait(timeout=limits.timeout_s)
+                    _wait(proc, limits.timeout_s)
                 except subprocess.TimeoutExpired:
                     timed_out = True
                 except BrokenPipeError:
@@ -155,6 +156,24 @@ class Sandbox:
             return SandboxResult(argv=list(argv), returncode=None if timed_out else proc.returncode,
                                  stdout=_read_capped(out_path), stderr=_read_capped(err_path),
                                  timed_out=timed_out, elapsed_s=elapsed, isolation=isolation)
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
+    """Wake the moment the process exits (a pidfd); Popen.wait(timeout) polls with sleeps of up
+    to 50 ms, which would dominate a 20 ms compiler call."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        proc.wait(timeout=timeout_s)
+        return
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(timeout_s * 1000):
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        proc.wait()
+    finally:
+        os.close(fd)
 
 
 def _give_to(path: Path, uid: int) -> None:

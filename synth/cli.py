@@ -115,7 +115,7 @@ def cmd_bench(args) -> int:
     if args.what != "oracle":
         raise UsageError(f"unknown benchmark {args.what!r} (available: oracle)")
     from benchmarks.oracle_bench import run_oracle_bench
-    result = run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats)
+    result = run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats, jobs=args.jobs)
     if args.json:
         print(json.dumps(result))
     else:
@@ -152,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("what", choices=["oracle"])
     bench.add_argument("--n", type=int, default=500)
     bench.add_argument("--seed", type=int, default=0)
-    bench.add_argument("--repeats", type=int, default=3)
+    bench.add_argument("--repeats", type=int, default=5)
+    bench.add_argument("--jobs", type=int, default=1, help="workers, the same for both sides")
     bench.set_defaults(func=cmd_bench)
 
     demo = sub.add_parser("demo", help="the offline job on the bundled examples (spends nothing)")
