@@ -7,6 +7,7 @@ setting, never a pass. The JSON shape follows ../shared/vox/VOX.md: an array of 
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +18,9 @@ from .toolchain import find_binary, probe_version
 from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
 
 CANDIDATE_FILE = "candidate.vox"
+# A candidate may not redefine what the fixture relies on (the Vox HumanEval runner's rule).
+RESERVED = re.compile(r"^\s*(pub\s+)?fn\s+(main|assert|print)\s*\(", re.M)
+CANARY = 'fn main() to str {\n    assert(false)\n    return "ok"\n}\n'
 
 
 class VoxOutputError(RuntimeError):
@@ -28,6 +32,7 @@ class VoxConfig:
     binary: str = "vox"
     check_args: tuple[str, ...] = ("check", "--format", "json")
     test_args: tuple[str, ...] = ("test",)
+    run_args: tuple[str, ...] = ("run", "--mode", "interp")
     extra_args: tuple[str, ...] = ()
     jobs: int = 1
     timeout_s: float = 60.0
@@ -149,3 +154,25 @@ class VoxOracle:
                             output=(run.stdout + run.stderr)[-4000:])
         return checked.model_copy(update={"passed": ok, "tests": tests, "timed_out": run.timed_out,
                                           "elapsed_s": time.monotonic() - start, "sandbox": run.isolation})
+
+    def run_with_fixture(self, cand: Candidate, fixture: str) -> Verdict:
+        """HumanEval-style: candidate + the fixture's `fn main() to str { assert(...) ... }`, run with
+        `vox run --mode interp` (exit 0 = the asserts held). Refuses a candidate that redefines
+        main/assert/print, and first checks that an `assert(false)` canary really fails."""
+        if RESERVED.search(cand.text):
+            return Verdict(candidate_id=cand.id, passed=False, oracle=self.id, toolchain=self.toolchain,
+                           diagnostics=[Diagnostic(code="reserved-name", severity="error",
+                                                   message="candidate redefines main, assert or print")])
+        canary = self._run(Candidate.of(CANARY), self.config.run_args, self.config.test_timeout_s, untrusted=False)
+        if canary.returncode == 0:
+            raise VoxOutputError("`vox run` passed an assert(false) canary: test verdicts would mean nothing")
+        program = Candidate.of(cand.text.rstrip("\n") + "\n\n" + fixture, cand.context_fingerprint)
+        return self._cached_or(program, "run", self._run_one)
+
+    def _run_one(self, program: Candidate) -> Verdict:
+        run = self._run(program, self.config.run_args, self.config.test_timeout_s, untrusted=False)
+        ok = run.returncode == 0 and not run.timed_out
+        tests = TestOutcome(passed=int(ok), failed=int(not ok), total=1, timed_out=run.timed_out,
+                            output=(run.stdout + run.stderr)[-4000:])
+        return Verdict(candidate_id=program.id, passed=ok, oracle=self.id, toolchain=self.toolchain,
+                       elapsed_s=run.elapsed_s, timed_out=run.timed_out, tests=tests, sandbox=run.isolation)

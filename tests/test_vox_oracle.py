@@ -66,3 +66,22 @@ def test_vox_test_runs_tests(vox):
     assert ok.passed and ok.tests.total == 1
     (bad,) = vox.test([Candidate.of(text + "\n@test\nfn broken() to Unit {\n    assert(false)\n}\n")])
     assert not bad.passed and bad.tests.failed == 1
+
+
+def test_fixture_run_guards(vox):
+    fixture = 'fn main() to str {\n    assert(add(2, 3) is 5)\n    return "ok"\n}\n'
+    good = Candidate.of("fn add(a: int, b: int) to int {\n    return a + b\n}\n")
+    assert vox.run_with_fixture(good, fixture).passed
+    cheat = Candidate.of("fn add(a: int, b: int) to int {\n    return 5\n}\n\nfn assert(x: bool) to Unit {\n}\n")
+    verdict = vox.run_with_fixture(cheat, fixture)
+    assert not verdict.passed and verdict.diagnostics[0].code == "reserved-name"
+    assert not vox.run_with_fixture(good, 'fn main() to str {\n    assert(1 is 2)\n    return "ok"\n}\n').passed
+
+
+def test_fixture_run_refuses_a_runner_that_cannot_fail(tmp_path):
+    from oracles.vox import VoxOutputError
+    lenient = tmp_path / "vox"
+    lenient.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'vox 9'; fi\nexit 0\n")
+    lenient.chmod(0o755)
+    with pytest.raises(VoxOutputError, match="canary"):
+        VoxOracle(VoxConfig(binary=str(lenient))).run_with_fixture(Candidate.of("fn f() to int {\n    return 1\n}\n"), "")
