@@ -112,16 +112,50 @@ def _print_verdict(path: str, verdict) -> None:
 
 
 def cmd_bench(args) -> int:
-    if args.what != "oracle":
-        raise UsageError(f"unknown benchmark {args.what!r} (available: oracle)")
-    from benchmarks.oracle_bench import run_oracle_bench
-    result = run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats, jobs=args.jobs)
+    if args.what == "oracle":
+        from benchmarks.oracle_bench import run_oracle_bench
+        result = run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats, jobs=args.jobs or 1)
+    else:
+        from benchmarks.extract_bench import run_extract_bench
+        result = run_extract_bench(mb=args.mb, repeats=min(args.repeats, 3), jobs=args.jobs)
     if args.json:
         print(json.dumps(result))
     else:
         for key, value in result.items():
             print(f"{key:>24}: {value}")
-    return EXIT_OK if result["identical"] else EXIT_FAILED
+    return EXIT_OK if result.get("identical", True) else EXIT_FAILED
+
+
+def cmd_extract(args) -> int:
+    from synth.extract import extract_paths
+    from synth.extract.extract import ExtractOptions
+    from synth.jsonl import write_jsonl
+
+    for raw in args.paths:
+        if not Path(raw).exists():
+            raise UsageError(f"{raw}: no such file or directory")
+    options = ExtractOptions(include_tests=args.include_tests, max_bytes=args.max_bytes, vox_grammar=args.vox_grammar)
+    try:
+        result = extract_paths(args.paths, options)
+    except OSError as exc:  # e.g. a grammar library that cannot be loaded
+        raise UsageError(f"cannot load the Vox grammar {args.vox_grammar}: {exc}") from exc
+    write_jsonl(args.out, result.declarations)
+    summary = {**result.summary(), "out": args.out}
+    if args.json:
+        print(json.dumps(summary))
+        return EXIT_OK
+    from rich.console import Console
+    from rich.markup import escape
+    console = Console(highlight=False)
+    console.print(f"read {summary['files_read']} files ({summary['bytes_read']} bytes); "
+                  f"{summary['declarations']} declarations -> {escape(args.out)}")
+    for key, count in summary["by_lang_kind"].items():
+        console.print(f"  {key:<22} {count}")
+    for reason, count in summary["declarations_left_out"].items():
+        console.print(f"  left out ({reason}): {count}")
+    for skip in summary["skipped"]:
+        console.print(f"  skipped {escape(skip['path'])}: {escape(skip['reason'])}")
+    return EXIT_OK
 
 
 def cmd_demo(args) -> int:
@@ -149,12 +183,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="print the figures the issues ask for")
     common(bench)
-    bench.add_argument("what", choices=["oracle"])
+    bench.add_argument("what", choices=["oracle", "extract"])
     bench.add_argument("--n", type=int, default=500)
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)
-    bench.add_argument("--jobs", type=int, default=1, help="workers, the same for both sides")
+    bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")
+    bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     bench.set_defaults(func=cmd_bench)
+
+    extract = sub.add_parser("extract", help="declarations JSONL from Rust and Vox sources")
+    extract.add_argument("--json", action="store_true", help="print the summary as JSON")
+    extract.add_argument("paths", nargs="+", metavar="PATH")
+    extract.add_argument("--out", required=True, help="declarations JSONL to write")
+    extract.add_argument("--include-tests", action="store_true", help="keep test functions and test modules")
+    extract.add_argument("--max-bytes", type=int, default=1_000_000, help="skip larger files")
+    extract.add_argument("--vox-grammar", help="compiled tree-sitter grammar for Vox (shared library)")
+    extract.set_defaults(func=cmd_extract)
 
     demo = sub.add_parser("demo", help="the offline job on the bundled examples (spends nothing)")
     common(demo)

@@ -1,0 +1,4 @@
+"""Declarations out of real source files (Rust via tree-sitter, Vox via a structural parser)."""
+from .extract import ExtractResult, extract_paths
+
+__all__ = ["ExtractResult", "extract_paths"]

@@ -1,0 +1,56 @@
+"""What `synth extract` emits: one declaration per line (keys per ARCHITECTURE.md)."""
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import BaseModel, Field
+
+
+class Declaration(BaseModel):
+    id: str
+    lang: str
+    kind: str  # fn, method, struct, enum, trait, impl, const, static, type, macro, union | vox heads
+    name: str
+    path: str  # relative to the scanned root
+    start_byte: int
+    end_byte: int
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    text: str  # exactly the source bytes of the span (docs and attributes included), decoded
+    clean_text: str  # `text` without metadata comments (frontmatter, ANCHOR, STABLE): what answers use
+    doc: str = ""
+    signature: str = ""
+    body: str = ""
+    context: str = ""  # what a prompt needs so the declaration is well-posed
+    # Rust methods sit inside their impl in a standalone file: context + head + answer + tail.
+    wrapper_head: str = ""
+    wrapper_tail: str = ""
+    hash: str
+    retired: bool = False  # Vox: uses a retired form
+    module_path: str = ""
+    attributes: list[str] = Field(default_factory=list)
+    self_type: str | None = None  # methods and impls
+    trait_name: str | None = None
+    params: str = ""
+    return_type: str = ""
+    near_parse_error: bool = False
+    is_test: bool = False
+    crate_root: str | None = None  # Rust: the crate folder, relative to the scanned root
+    references: list[str] = Field(default_factory=list)  # same-crate items its context carries
+
+
+def content_hash(lang: str, kind: str, name: str, text: str) -> str:
+    """Stable across runs and machines: depends on the declaration's content, not its position."""
+    return hashlib.sha256(f"{lang}\0{kind}\0{name}\0{text}".encode()).hexdigest()[:20]
+
+
+def declaration_id(path: str, kind: str, name: str, start_byte: int, digest: str) -> str:
+    return hashlib.sha256(f"{path}\0{kind}\0{name}\0{start_byte}\0{digest}".encode()).hexdigest()[:16]
+
+
+def standalone_source(decl: Declaration, answer: str | None = None) -> str:
+    """The file an oracle checks for this declaration (or for another answer in its place)."""
+    answer = decl.clean_text if answer is None else answer
+    if decl.wrapper_head:
+        return f"{decl.context}{decl.wrapper_head}{answer}\n{decl.wrapper_tail}\n"
+    return f"{decl.context}{answer}\n"
