@@ -1,8 +1,9 @@
 """`make demo`: the offline job on the bundled examples. Spends nothing, needs no network.
 
-Today that job is the oracle layer every later stage stands on: check the example crate in
-place (and run its tests), check a batch of standalone candidates in one rustc call and show
-that each verdict equals checking it alone, and check the Vox examples with the user's `vox`.
+Today that job is: check the example crate in place (and run its tests), extract its
+declarations with their context and check each as a standalone file, check a batch of
+standalone candidates in one rustc call and show that each verdict equals checking it alone,
+and check the Vox examples with the user's `vox`.
 """
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ from oracles.rust import RustConfig, RustOracle
 from oracles.toolchain import ToolchainMissing
 from oracles.verdict import Candidate
 from oracles.vox import VoxConfig, VoxOracle
+from synth.extract import extract_paths
+from synth.extract.extract import ExtractOptions
+from synth.extract.model import standalone_source
+from synth.jsonl import write_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -36,7 +41,25 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
                   f"tests {tested.tests.passed}/{tested.tests.total} passed  ({escape(crate.toolchain)})")
     ok &= checked.passed and tested.passed
 
-    console.rule("2. Standalone candidates, batched into one rustc call each group")
+    console.rule("2. Declarations extracted from examples/ (Rust: tree-sitter; Vox: structural parser)")
+    extracted = extract_paths([EXAMPLES], ExtractOptions())
+    out = ROOT / "cache" / "demo" / "declarations.jsonl"
+    write_jsonl(out, extracted.declarations)
+    summary = extracted.summary()
+    kinds = ", ".join(f"{n} {k}" for k, n in summary["by_lang_kind"].items())
+    console.print(f"{summary['declarations']} declarations ({escape(kinds)}) -> {out.relative_to(ROOT)}; "
+                  f"left out: {summary['declarations_left_out'] or 'nothing'}")
+    rust = [d for d in extracted.declarations if d.lang == "rust"]
+    stub_oracle = RustOracle(RustConfig(jobs=2), cache=cache)
+    stubs = stub_oracle.check([Candidate.of(standalone_source(d)) for d in rust])
+    console.print(f"each Rust declaration with its context stub, as a standalone file: "
+                  f"{sum(v.passed for v in stubs)}/{len(stubs)} compile ({stub_oracle.stats.compiler_runs} rustc runs)")
+    ok &= all(v.passed for v in stubs)
+    sample = next(d for d in rust if d.name == "lcm")
+    console.print(f"[dim]context of `{sample.name}` ({sample.path}):[/]")
+    console.print(escape(sample.context.rstrip()))
+
+    console.rule("3. Standalone candidates, batched into one rustc call each group")
     pairs = covering_candidates()
     candidates = [Candidate.of(text) for _, text in pairs]
     oracle = RustOracle(RustConfig(jobs=2))  # no cache here: the demo shows the compiler at work
@@ -60,7 +83,7 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
                   f"(batched {batched_s:.2f}s vs one call each {solo_s:.2f}s)")
     ok &= same == len(candidates)
 
-    console.rule("3. Vox examples (`vox check --format json`)")
+    console.rule("4. Vox examples (`vox check --format json`)")
     try:
         vox = VoxOracle(VoxConfig(binary=vox_binary), cache=cache)
     except ToolchainMissing as exc:

@@ -64,6 +64,9 @@ def test_context_stubs_compile_standalone_in_batches():
     share = sum(v.passed for _, v in fns) / len(fns)
     print(f"standalone stubs: {sum(v.passed for _, v in fns)}/{len(fns)} free functions and methods pass")
     assert share >= 0.9, [(d.name, [e.render() for e in v.errors][:1]) for d, v in fns if not v.passed]
+    # These need whole trait impls in their context (`label` uses Point's Display only implicitly).
+    needs_trait_impls = {d.name: v.passed for d, v in fns if d.name in ("total_area", "perimeter", "label")}
+    assert needs_trait_impls == {"total_area": True, "perimeter": True, "label": True}
     assert oracle.stats.batch_runs >= 1 and not oracle.stats.solo_reasons  # batchable as the stub promises
     # A stub is context, not the answer: the declaration's body is not in its own context.
     lcm = next(d for d in rust if d.name == "lcm")
@@ -97,6 +100,7 @@ def test_vox_declarations():
     assert by_name["Legacy"].retired and by_name["Legacy"].kind == "type"
     assert by_name["old_add"].retired and by_name["old_add"].attributes == ["@mutation"]
     assert by_name["Counter"].kind == "component" and not by_name["Counter"].retired
+    assert by_name["arrow_return"].retired and by_name["arrow_return"].return_type == "int"  # `->` is retired
     assert by_name["add_task"].kind == "mutation" and "Task" in by_name["add_task"].context
     assert "first_negative_finds_minus_two" not in by_name  # @test functions are test-only by default
     with_tests = extract_paths([ROOT / "examples/vox"], ExtractOptions(jobs=1, include_tests=True))
@@ -169,6 +173,10 @@ def test_cli_extract(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "synth.cli", "extract", "nowhere", "--out", str(out)],
                              capture_output=True, text=True, cwd=ROOT)
     assert missing.returncode == 2 and "nowhere" in missing.stderr
+    no_grammar = subprocess.run([sys.executable, "-m", "synth.cli", "extract", "examples", "--out", str(out),
+                                 "--vox-grammar", str(tmp_path / "libvox.so")], capture_output=True, text=True, cwd=ROOT)
+    assert no_grammar.returncode == 2 and "cannot load the Vox grammar" in no_grammar.stderr
+    assert again.read_bytes() == out.read_bytes()  # a refused run leaves the previous output alone
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -62,6 +62,8 @@ def extract_paths(paths: list[str | Path], options: ExtractOptions | None = None
     """Declarations of every Rust and Vox file under `paths`. Each crate (or loose file) is one
     unit of work; with `options.jobs` > 1 units run in a process pool. Output order is stable."""
     options = options or ExtractOptions()
+    if options.vox_grammar:
+        load_grammar(options.vox_grammar)  # fail before any work if the grammar cannot be used
     corpus: Corpus = collect(paths, max_bytes=options.max_bytes)
     result = ExtractResult(skipped=list(corpus.skipped))
     units: dict[str, list[tuple[str, str, bytes, str | None]]] = {}

@@ -188,7 +188,10 @@ def load_grammar(library_path: str, name: str = "vox"):
     from tree_sitter import Language
 
     lib = ctypes.cdll.LoadLibrary(library_path)
-    factory = getattr(lib, f"tree_sitter_{name}")
+    try:
+        factory = getattr(lib, f"tree_sitter_{name}")
+    except AttributeError as exc:
+        raise OSError(f"{library_path} has no `tree_sitter_{name}` function (not a {name} grammar?)") from exc
     factory.restype = ctypes.c_void_p
     return Language(factory())
 

@@ -109,6 +109,11 @@ impl Shape {
     }
 }
 
+/// A label for a point, using its `Display` form.
+pub fn label(p: &Point) -> String {
+    format!("point {p}")
+}
+
 /// Total area of many shapes.
 pub fn total_area(shapes: &[Shape]) -> f64 {
     shapes.iter().map(Measure::area).sum()
