@@ -58,6 +58,8 @@ SPECIAL = [
     ("E0425", "pub fn uses_shared_{k}() -> i32 {{\n    shared_name()\n}}\n"),  # would be offered another's
     (None, "pub mod inner_{k} {{\n    pub fn f() -> u32 {{ {k} }}\n}}\n\npub fn g_{k}() -> u32 {{\n    crate::inner_{k}::f()\n}}\n"),
     ("E0277", "pub fn not_main_{k}() {{}}\nfn main() -> i32 {{ {k} }}\n"),
+    ("E0308", "pub struct Same;\n\npub fn same_{k}() -> Same {{\n    0\n}}\n"),  # `Same` is in many candidates
+    ("E0308", "pub mod nest {{\n    pub struct Deep;\n}}\n\npub fn deep_{k}() -> nest::Deep {{\n    0\n}}\n"),
     ("include", "pub mod reads_{k} {{\n    include!(\"missing_{k}.rs\");\n}}\n"),  # aborts rustc early
     ("E0308", "pub fn bytes_{k}() -> i32 {{\n    let _ = b\"\u00e9\";\n    \"x\"\n}}\n"),  # lexer error, then E0308
 ]

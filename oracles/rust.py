@@ -230,10 +230,11 @@ class RustOracle:
         diags: dict[int, list[Diagnostic]] = {k: [] for k in range(len(items))}
         contaminated: set[int] = set()
         sentinel_seen = False
+        modules = [None] + [f"__synth_c{k}" for k in range(len(items))]
         for raw in parse_json_lines(run.stderr):
             if is_summary(raw):
                 continue
-            located = locate(raw, BATCH_FILE, regions)
+            located = locate(raw, BATCH_FILE, regions, modules)
             if located.internal_error:
                 return None
             if located.diagnostic is None:

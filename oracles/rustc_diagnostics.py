@@ -96,8 +96,28 @@ def is_summary(diag: dict) -> bool:
     return not diag.get("spans") and bool(SUMMARY.match(diag.get("message", "")))
 
 
-def locate(diag: dict, file_name: str, regions: list[Region]) -> Located:
-    """Attribute one rustc diagnostic to a region and convert it to the candidate's coordinates."""
+def _strip_own_module(diag: dict, module: str) -> dict:
+    """rustc prints `__synth_c3::Point` where the candidate alone would print `Point` (the name is
+    no longer unique in the batch). For the candidate's top-level items the two are the same path,
+    so the wrapper is removed; anything else mentioning a batch module stays and is contaminated."""
+    pattern = re.compile(r"(crate::)?" + re.escape(module) + r"::(?=[A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_]|::))")
+
+    def fix(value):
+        if isinstance(value, str):
+            return pattern.sub(lambda m: m.group(1) or "", value)
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        if isinstance(value, dict):
+            return {k: (fix(v) if k in ("message", "label", "suggested_replacement", "children", "spans") else v)
+                    for k, v in value.items()}
+        return value
+
+    return fix(diag)
+
+
+def locate(diag: dict, file_name: str, regions: list[Region], modules: list[str | None] | None = None) -> Located:
+    """Attribute one rustc diagnostic to a region and convert it to the candidate's coordinates.
+    `modules[i]` names the batch module wrapping region i, if any."""
     level = diag.get("level", "")
     if level not in ("error", "warning"):
         return Located(None, None, False, internal_error=level.startswith("error"))
@@ -107,6 +127,8 @@ def locate(diag: dict, file_name: str, regions: list[Region]) -> Located:
         return Located(None, None, False)
     index = owners.pop()
     region = regions[index]
+    if modules and modules[index] and any(modules[index] in t for t in _all_text(diag)):
+        diag = _strip_own_module(diag, modules[index])
     contaminated = any(BATCH_MARK in t for t in _all_text(diag)) or any(
         sp.get("file_name") == file_name and not (sp["line_start"] in region and sp["line_end"] in region)
         for sp in _all_spans(diag))

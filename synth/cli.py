@@ -158,6 +158,44 @@ def cmd_extract(args) -> int:
     return EXIT_OK
 
 
+def cmd_mutate(args) -> int:
+    from oracles.rust import RustConfig, RustOracle
+    from synth.extract import extract_paths
+    from synth.extract.extract import ExtractOptions
+    from synth.mutate.repair import RepairConfig, repair_rows, write_run
+
+    for raw in args.paths:
+        if not Path(raw).exists():
+            raise UsageError(f"{raw}: no such file or directory")
+    if not 0 < args.max_share <= 1:
+        raise UsageError("--max-share must be in (0, 1]")
+    extracted = extract_paths(args.paths, ExtractOptions())
+    oracle = RustOracle(RustConfig(jobs=args.jobs), cache=_open_cache(args))
+    result = repair_rows(extracted.declarations, oracle,
+                         RepairConfig(seed=args.seed, max_share=args.max_share, diff=args.diff))
+    summary = write_run(result, args.out, {"declarations": len(extracted.declarations), "seed": args.seed})
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print_operator_table(result, summary)
+    return EXIT_OK
+
+
+def print_operator_table(result, summary) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    table = Table("operator", "attempts", "applicable", "killed", "equivalent", "duplicate", "kept", "kill rate")
+    for row in result.table():
+        rate = "-" if row["kill_rate"] is None else f"{row['kill_rate']:.0%}"
+        table.add_row(row["operator"], *(str(row[k]) for k in ("attempts", "applicable", "killed", "equivalent",
+                                                               "duplicate", "kept")), rate)
+    console = Console(highlight=False, width=max(120, Console().width))
+    console.print(table)
+    codes = ", ".join(f"{c} {n}" for c, n in list(summary["diagnostic_codes"].items())[:12])
+    console.print(f"{summary['rows']} repair rows, {summary['distinct_error_codes']} distinct error codes ({codes}); "
+                  f"rows -> {summary['paths']['rows']}")
+
+
 def cmd_demo(args) -> int:
     from synth.demo import run_demo
     return run_demo(vox_binary=args.vox, cache=_open_cache(args))
@@ -199,6 +237,16 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--max-bytes", type=int, default=1_000_000, help="skip larger files")
     extract.add_argument("--vox-grammar", help="compiled tree-sitter grammar for Vox (shared library)")
     extract.set_defaults(func=cmd_extract)
+
+    mutate = sub.add_parser("mutate", help="repair rows from compiler-rejected mutants (no LLM, no spend)")
+    common(mutate)
+    mutate.add_argument("paths", nargs="+", metavar="PATH")
+    mutate.add_argument("--out", required=True, help="run directory (rows/, rejected/, stats/)")
+    mutate.add_argument("--seed", type=int, default=0)
+    mutate.add_argument("--diff", action="store_true", help="answer with a unified diff")
+    mutate.add_argument("--max-share", type=float, default=0.25, help="cap per operator and per error code")
+    mutate.add_argument("--jobs", type=int, default=2)
+    mutate.set_defaults(func=cmd_mutate)
 
     demo = sub.add_parser("demo", help="the offline job on the bundled examples (spends nothing)")
     common(demo)

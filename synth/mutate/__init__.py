@@ -1,0 +1,1 @@
+"""Mutants the compiler must reject, and the repair rows made from them."""

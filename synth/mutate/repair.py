@@ -1,0 +1,231 @@
+"""Repair rows: declarations broken by an operator, kept only when the compiler rejects the
+broken version and accepts the original, each in its standalone context file.
+
+The prompt carries the broken declaration, the compiler's diagnostics (positions relative to the
+declaration) and the context; the answer is the original declaration, or a unified diff."""
+from __future__ import annotations
+
+import difflib
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from oracles.verdict import Candidate, Verdict
+from synth.extract.model import Declaration, standalone_source
+from synth.prompts import system_prompt, template, template_hash
+from synth.rows import Provenance, Row, Verification, make_row
+
+from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
+
+ELIGIBLE_KINDS = {"fn", "method", "impl"}
+
+
+@dataclass
+class RepairConfig:
+    seed: int = 0
+    max_share: float = 0.25  # no operator and no diagnostic code above this share of the rows
+    diff: bool = False  # answer with a unified diff instead of the fixed declaration
+
+
+@dataclass
+class OperatorStats:
+    attempts: int = 0  # declarations the operator was tried on
+    applicable: int = 0  # ... where it found a site
+    killed: int = 0  # mutants the compiler rejected
+    equivalent: int = 0  # mutants that still compile (dropped)
+    duplicate: int = 0  # the same broken text as another operator's mutant
+    kept: int = 0  # rows after balancing
+
+
+@dataclass
+class Mutant:
+    decl: Declaration
+    operator: str
+    broken: str
+    verdict: Verdict | None = None
+
+
+@dataclass
+class RepairResult:
+    rows: list[Row] = field(default_factory=list)
+    rejected: list[dict] = field(default_factory=list)
+    stats: dict[str, OperatorStats] = field(default_factory=dict)
+    codes: Counter = field(default_factory=Counter)
+
+    def table(self) -> list[dict]:
+        out = []
+        for name, s in self.stats.items():
+            applicable = max(1, s.applicable)
+            out.append({"operator": name, "attempts": s.attempts, "applicable": s.applicable, "killed": s.killed,
+                        "equivalent": s.equivalent, "duplicate": s.duplicate, "kept": s.kept,
+                        "kill_rate": round(s.killed / applicable, 3) if s.applicable else None})
+        return out
+
+
+def _rng(seed: int, *parts: str) -> random.Random:
+    return random.Random(f"{seed}:" + ":".join(parts))
+
+
+def make_mutants(decls: list[Declaration], operators: list[Operator], config: RepairConfig,
+                 stats: dict[str, OperatorStats]) -> list[Mutant]:
+    mutants = []
+    for decl in decls:
+        seen = {decl.clean_text}
+        for op in operators:
+            st = stats[op.name]
+            st.attempts += 1
+            sites = rust_sites(decl.clean_text, op)
+            if not sites:
+                continue
+            st.applicable += 1
+            edit = _rng(config.seed, decl.hash, op.name).choice(sites)
+            broken = apply(decl.clean_text, edit)
+            if broken in seen:
+                st.duplicate += 1
+                continue
+            seen.add(broken)
+            mutants.append(Mutant(decl, op.name, broken))
+    return mutants
+
+
+def answer_offset(decl: Declaration) -> int:
+    """Lines of the standalone file before the declaration's first line."""
+    return (decl.context + decl.wrapper_head).count("\n")
+
+
+def render_diagnostics(verdict: Verdict, decl: Declaration) -> str:
+    """The compiler's errors, positioned in the declaration as the prompt shows it."""
+    offset = answer_offset(decl)
+    lines = []
+    for d in verdict.errors:
+        head = f"error[{d.code}]: {d.message}" if d.code else f"error: {d.message}"
+        if d.line is not None and d.line > offset:
+            head += f"\n --> line {d.line - offset}, column {d.column}"
+            if d.label:
+                head += f": {d.label}"
+        elif d.line is not None:
+            head += f"\n --> in the context, line {d.line}"
+        lines.append("\n".join([head, *(f"  = {n}" for n in d.notes)]))
+    return "\n".join(lines)
+
+
+def unified_diff(broken: str, fixed: str, name: str) -> str:
+    b = broken if broken.endswith("\n") else broken + "\n"
+    f = fixed if fixed.endswith("\n") else fixed + "\n"
+    return "".join(difflib.unified_diff(b.splitlines(keepends=True), f.splitlines(keepends=True),
+                                        fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: RepairConfig) -> list[Row]:
+    rows = []
+    tmpl_hash = template_hash("repair")
+    for m in mutants:
+        decl = m.decl
+        language, fence = ("Rust", "rust") if decl.lang == "rust" else ("Vox", "vox")
+        instruction = ("Reply with a unified diff (---/+++ headers, @@ hunks) that fixes the declaration."
+                       if config.diff else "Reply with the corrected declaration only.")
+        prompt = template("repair").format(language=language, fence=fence, context=decl.context.rstrip() or "(none)",
+                                           broken=m.broken.rstrip(), diagnostics=render_diagnostics(m.verdict, decl),
+                                           instruction=instruction)
+        fixed = decl.clean_text
+        response = unified_diff(m.broken, fixed, f"{decl.name or 'decl'}.{fence}") if config.diff else fixed
+        codes = sorted({d.code or "syntax" for d in m.verdict.errors})
+        rows.append(make_row(
+            lang=decl.lang, lane=f"{decl.lang}_repair", task="repair", prompt=prompt.strip(), response=response,
+            verdict=originals[decl.id], system=system_prompt(),
+            provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, stage="repair", operator=m.operator,
+                                  prompt_template_hash=tmpl_hash, seed=config.seed),
+            checked_source=standalone_source(decl, fixed), checked_broken_source=standalone_source(decl, m.broken),
+            broken=m.broken, fixed=fixed, context=decl.context, wrapper_head=decl.wrapper_head,
+            wrapper_tail=decl.wrapper_tail, operator=m.operator, diagnostic_codes=codes,
+            primary_code=(m.verdict.errors[0].code or "syntax"), answer_format="diff" if config.diff else "declaration",
+            broken_verification=Verification.of(m.verdict).model_dump(),
+        ))
+    return rows
+
+
+def balance(rows: list[Row], max_share: float, seed: int) -> tuple[list[Row], list[Row]]:
+    """Drop rows (lowest seeded priority first) until no operator and no primary diagnostic code
+    holds more than `max_share` of what is left."""
+    order = sorted(rows, key=lambda r: _rng(seed, r.id).random())
+    kept = list(order)
+    dropped: list[Row] = []
+    while kept:
+        cap = max(1, int(max_share * len(kept)))
+        over = None
+        for key in ("operator", "primary_code"):
+            counts = Counter(getattr(r, key) for r in kept)
+            worst, n = counts.most_common(1)[0]
+            if n > cap:
+                over = (key, worst)
+                break
+        if over is None:
+            break
+        key, value = over
+        victim = max((i for i, r in enumerate(kept) if getattr(r, key) == value))
+        dropped.append(kept.pop(victim))
+    keep_ids = {r.id for r in kept}
+    return [r for r in rows if r.id in keep_ids], dropped
+
+
+def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = None,
+                operators: list[Operator] | None = None) -> RepairResult:
+    """Rust repair rows from declarations (with their context), gated by `oracle` (a RustOracle)."""
+    config = config or RepairConfig()
+    operators = operators or RUST_OPERATORS
+    result = RepairResult(stats={op.name: OperatorStats() for op in operators})
+    eligible = [d for d in decls if d.lang == "rust" and d.kind in ELIGIBLE_KINDS and not d.near_parse_error]
+    original_verdicts = oracle.check([Candidate.of(standalone_source(d)) for d in eligible],
+                                     expect_pass=[True] * len(eligible))
+    originals: dict[str, Verdict] = {}
+    for decl, verdict in zip(eligible, original_verdicts):
+        if verdict.passed:
+            originals[decl.id] = verdict
+        else:
+            result.rejected.append({"decl": decl.id, "name": decl.name, "reason": "original does not compile standalone",
+                                    "diagnostics": [d.render() for d in verdict.errors]})
+    mutants = make_mutants([d for d in eligible if d.id in originals], operators, config, result.stats)
+    verdicts = oracle.check([Candidate.of(standalone_source(m.decl, m.broken)) for m in mutants],
+                            expect_pass=[False] * len(mutants))
+    killed = []
+    for m, verdict in zip(mutants, verdicts):
+        m.verdict = verdict
+        st = result.stats[m.operator]
+        if verdict.passed or not verdict.errors:
+            st.equivalent += 1
+            result.rejected.append({"decl": m.decl.id, "name": m.decl.name, "operator": m.operator,
+                                    "reason": "equivalent mutant (still compiles)", "broken": m.broken})
+        else:
+            st.killed += 1
+            killed.append(m)
+    rows = build_rows(killed, originals, config)
+    kept, dropped = balance(rows, config.max_share, config.seed)
+    for row in dropped:
+        result.rejected.append({"decl": row.provenance.decl_hash, "operator": row.operator,
+                                "reason": f"balance: over {config.max_share:.0%} share", "row_id": row.id})
+    for row in kept:
+        result.stats[row.operator].kept += 1
+        result.codes.update(row.diagnostic_codes)
+    result.rows = sorted(kept, key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.operator))
+    return result
+
+
+def write_run(result: RepairResult, out_dir, extra: dict | None = None) -> dict:
+    """The run directory contract: rows/<task>.jsonl, rejected/<task>.jsonl, plus stats."""
+    from pathlib import Path
+
+    from synth.jsonl import write_jsonl
+
+    out = Path(out_dir)
+    rows_path = out / "rows" / "repair.jsonl"
+    rejected_path = out / "rejected" / "repair.jsonl"
+    write_jsonl(rows_path, result.rows)
+    write_jsonl(rejected_path, result.rejected)
+    summary = {
+        "rows": len(result.rows), "rejected": len(result.rejected),
+        "operators": result.table(), "diagnostic_codes": dict(result.codes.most_common()),
+        "distinct_error_codes": len([c for c in result.codes if c != "syntax"]),
+        "paths": {"rows": str(rows_path), "rejected": str(rejected_path)}, **(extra or {}),
+    }
+    write_jsonl(out / "stats" / "repair.jsonl", [summary])
+    return summary

@@ -1,0 +1,122 @@
+"""Repair rows from AST mutants: rejected by rustc, fixed by the original, balanced, reproducible."""
+import json
+import random
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from conftest import EXAMPLE_CRATE, ROOT
+
+from benchmarks.rust_corpus import write_corpus
+from oracles.rust import RustConfig, RustOracle
+from oracles.verdict import Candidate
+from synth.extract import extract_paths
+from synth.extract.extract import ExtractOptions
+from synth.jsonl import read_jsonl
+from synth.mutate.repair import RepairConfig, balance, repair_rows
+from synth.mutate.rust_ops import RUST_OPERATORS, apply, rust_sites
+from synth.rows import Row
+
+
+@pytest.fixture(scope="module")
+def corpus_decls(tmp_path_factory):
+    generated = tmp_path_factory.mktemp("gen")
+    write_corpus(generated, 20_000)  # one generated crate: the examples plus awkward-but-valid Rust
+    decls = extract_paths([EXAMPLE_CRATE], ExtractOptions(jobs=1)).declarations
+    return decls + extract_paths([generated / "crate_00000" / "src" / "tricky.rs"], ExtractOptions(jobs=1)).declarations
+
+
+@pytest.fixture(scope="module")
+def repair(corpus_decls):
+    return repair_rows(corpus_decls, RustOracle(RustConfig(jobs=2)), RepairConfig(seed=0))
+
+
+def test_operators_are_distinct_and_many():
+    assert len(RUST_OPERATORS) >= 10 and len({op.name for op in RUST_OPERATORS}) == len(RUST_OPERATORS)
+
+
+def test_kept_rows_cover_many_codes_and_no_operator_dominates(repair):
+    rows = repair.rows
+    codes = {c for r in rows for c in r.diagnostic_codes if c.startswith("E")}
+    print(f"{len(rows)} rows, {len(codes)} distinct rustc error codes: {sorted(codes)}")
+    assert len(codes) >= 10
+    ops = Counter(r.operator for r in rows)
+    primary = Counter(r.primary_code for r in rows)
+    assert max(ops.values()) <= 0.25 * len(rows) and max(primary.values()) <= 0.25 * len(rows)
+    assert len(ops) >= 10  # at least ten operators actually produced rows
+    table = {t["operator"]: t for t in repair.table()}
+    assert all(t["killed"] + t["equivalent"] + t["duplicate"] <= t["applicable"] for t in table.values())
+    assert sum(t["kept"] for t in table.values()) == len(rows)
+
+
+def test_every_row_rechecks_independently(repair):
+    """context + broken must fail and context + fixed must pass, checked again from the row alone."""
+    rows = repair.rows
+    fresh = RustOracle(RustConfig(jobs=2))  # no cache, nothing shared with the stage
+    broken = fresh.check([Candidate.of(r.checked_broken_source) for r in rows])
+    fixed = fresh.check([Candidate.of(r.checked_source) for r in rows])
+    disagreements = [r.id for r, b, f in zip(rows, broken, fixed) if b.passed or not f.passed]
+    assert disagreements == []
+    for r in random.Random(1).sample(rows, 12):  # and a sample one rustc call each, no batching at all
+        assert not fresh.check_solo(Candidate.of(r.checked_broken_source)).passed
+        assert fresh.check_solo(Candidate.of(r.checked_source)).passed
+    for r in rows:  # the row carries what is needed to rebuild what was checked
+        assert r.checked_broken_source == r.context + r.wrapper_head + r.broken + "\n" + (
+            r.wrapper_tail + "\n" if r.wrapper_head else "")
+        assert r.fixed == r.response and r.broken != r.fixed
+        assert r.broken not in r.prompt.split("The compiler says:")[1]  # the answer is not in the prompt
+        assert r.fixed.strip() not in r.prompt
+
+
+def test_prompt_carries_the_real_diagnostic(repair):
+    row = next(r for r in repair.rows if r.operator == "argument_count")
+    assert row.diagnostic_codes == ["E0061"] or "E0061" in row.diagnostic_codes
+    assert "error[E0061]: this function takes" in row.prompt and "--> line " in row.prompt
+    assert row.broken_verification["passed"] is False and row.verification.passed is True
+
+
+def test_diff_mode_applies_with_patch(corpus_decls, tmp_path):
+    result = repair_rows(corpus_decls[:30], RustOracle(RustConfig(jobs=2)), RepairConfig(seed=0, diff=True))
+    assert result.rows
+    for i, row in enumerate(result.rows):
+        broken = tmp_path / f"broken_{i}.rs"
+        broken.write_text(row.broken + ("" if row.broken.endswith("\n") else "\n"))
+        (tmp_path / f"fix_{i}.diff").write_text(row.response)
+        done = subprocess.run(["patch", "--quiet", "-o", str(tmp_path / f"out_{i}.rs"), str(broken),
+                               str(tmp_path / f"fix_{i}.diff")], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (tmp_path / f"out_{i}.rs").read_text().rstrip("\n") == row.fixed.rstrip("\n")
+        assert row.answer_format == "diff" and row.response.startswith("--- a/")
+
+
+def test_balance_caps_every_operator_and_code(repair):
+    kept, dropped = balance(repair.rows, 0.12, seed=3)
+    ops, codes = Counter(r.operator for r in kept), Counter(r.primary_code for r in kept)
+    assert max(ops.values()) <= max(1, int(0.12 * len(kept))) and max(codes.values()) <= max(1, int(0.12 * len(kept)))
+    assert len(kept) + len(dropped) == len(repair.rows) and dropped
+
+
+def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
+    def run(seed, out):
+        done = subprocess.run([sys.executable, "-m", "synth.cli", "mutate", str(EXAMPLE_CRATE), "--out", str(out),
+                               "--seed", str(seed), "--json", "--cache-dir", str(tmp_path / "cache")],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout), (out / "rows" / "repair.jsonl").read_bytes()
+
+    summary, first = run(0, tmp_path / "a")
+    _, second = run(0, tmp_path / "b")
+    _, other = run(5, tmp_path / "c")
+    assert first == second and first != other
+    assert summary["rows"] == len(read_jsonl(tmp_path / "a" / "rows" / "repair.jsonl", Row))
+    rejected = read_jsonl(tmp_path / "a" / "rejected" / "repair.jsonl")
+    assert all(r["reason"] for r in rejected)
+
+
+def test_every_operator_edit_keeps_the_code_parseable():
+    text = (EXAMPLE_CRATE / "src" / "parse.rs").read_text()
+    from synth.extract.rust import _parser
+    for op in RUST_OPERATORS:
+        for edit in rust_sites(text, op):
+            assert not _parser().parse(apply(text, edit).encode()).root_node.has_error, op.name
