@@ -17,7 +17,7 @@ def find_binary(binary: str, setting: str) -> str:
     path = shutil.which(binary)
     if path is None:
         raise ToolchainMissing(f"compiler `{binary}` not found (set {setting})")
-    return path
+    return os.path.abspath(path)  # a relative path would break in the sandbox's own working directory
 
 
 def resolve_rustup_proxy(path: str, tool: str) -> str:

@@ -160,6 +160,8 @@ def cmd_extract(args) -> int:
 
 def cmd_mutate(args) -> int:
     from oracles.rust import RustConfig, RustOracle
+    from oracles.toolchain import ToolchainMissing
+    from oracles.vox import VoxConfig, VoxOracle
     from synth.extract import extract_paths
     from synth.extract.extract import ExtractOptions
     from synth.mutate.repair import RepairConfig, repair_rows, write_run
@@ -170,30 +172,46 @@ def cmd_mutate(args) -> int:
     if not 0 < args.max_share <= 1:
         raise UsageError("--max-share must be in (0, 1]")
     extracted = extract_paths(args.paths, ExtractOptions())
-    oracle = RustOracle(RustConfig(jobs=args.jobs), cache=_open_cache(args))
-    result = repair_rows(extracted.declarations, oracle,
-                         RepairConfig(seed=args.seed, max_share=args.max_share, diff=args.diff))
-    summary = write_run(result, args.out, {"declarations": len(extracted.declarations), "seed": args.seed})
+    config = RepairConfig(seed=args.seed, max_share=args.max_share, diff=args.diff)
+    cache = _open_cache(args)
+    results, notes = {}, []
+    langs = {d.lang for d in extracted.declarations}
+    if "rust" in langs:
+        results["rust"] = repair_rows(extracted.declarations, RustOracle(RustConfig(jobs=args.jobs), cache=cache), config)
+    if "vox" in langs:
+        try:
+            vox = VoxOracle(VoxConfig(binary=args.vox, jobs=args.jobs), cache=cache)
+        except ToolchainMissing as exc:
+            notes.append(f"Vox declarations skipped: {exc}")
+        else:
+            results["vox"] = repair_rows(extracted.declarations, vox, config, lang="vox")
+    summary = write_run(results, args.out, {"declarations": len(extracted.declarations), "seed": args.seed,
+                                            "notes": notes})
     if args.json:
         print(json.dumps(summary))
     else:
-        print_operator_table(result, summary)
+        for lang, result in results.items():
+            print_operator_table(result, lang)
+        print(f"{summary['rows']} repair rows, {summary['distinct_error_codes']} distinct error codes; "
+              f"rows -> {summary['paths']['rows']}")
+        for note in notes:
+            print(note)
     return EXIT_OK
 
 
-def print_operator_table(result, summary) -> None:
+def print_operator_table(result, lang: str) -> None:
     from rich.console import Console
     from rich.table import Table
-    table = Table("operator", "attempts", "applicable", "killed", "equivalent", "duplicate", "kept", "kill rate")
+    table = Table("operator", "attempts", "applicable", "killed", "equivalent", "duplicate", "kept", "kill rate",
+                  title=f"{lang} mutation operators")
     for row in result.table():
         rate = "-" if row["kill_rate"] is None else f"{row['kill_rate']:.0%}"
         table.add_row(row["operator"], *(str(row[k]) for k in ("attempts", "applicable", "killed", "equivalent",
                                                                "duplicate", "kept")), rate)
     console = Console(highlight=False, width=max(120, Console().width))
     console.print(table)
-    codes = ", ".join(f"{c} {n}" for c, n in list(summary["diagnostic_codes"].items())[:12])
-    console.print(f"{summary['rows']} repair rows, {summary['distinct_error_codes']} distinct error codes ({codes}); "
-                  f"rows -> {summary['paths']['rows']}")
+    codes = ", ".join(f"{c} {n}" for c, n in result.codes.most_common(12))
+    console.print(f"{len(result.rows)} {lang} rows; codes: {codes}")
 
 
 def cmd_demo(args) -> int:

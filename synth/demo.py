@@ -24,12 +24,15 @@ from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.model import standalone_source
 from synth.jsonl import write_jsonl
+from synth.mutate.repair import RepairConfig, repair_rows, write_run
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
 
 def run_demo(vox_binary: str = "vox", cache=None) -> int:
+    from synth.cli import print_operator_table
+
     console = Console(highlight=False)
     ok = True
 
@@ -59,7 +62,20 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
     console.print(f"[dim]context of `{sample.name}` ({sample.path}):[/]")
     console.print(escape(sample.context.rstrip()))
 
-    console.rule("3. Standalone candidates, batched into one rustc call each group")
+    console.rule("3. Repair rows: AST mutants the compiler rejects (extract -> mutate -> oracle -> rows)")
+    run_dir = ROOT / "cache" / "demo" / "run"
+    repair = repair_rows(extracted.declarations, stub_oracle, RepairConfig(seed=0))
+    repair_summary = write_run({"rust": repair}, run_dir, {"seed": 0})
+    mutants = sum(t["killed"] + t["equivalent"] for t in repair.table())
+    eligible = sum(1 for d in rust if d.kind in ("fn", "method", "impl"))
+    console.print(f"funnel: {eligible} functions, methods and impls -> {mutants} compiled mutants -> "
+                  f"{sum(t['killed'] for t in repair.table())} rejected by rustc -> {len(repair.rows)} rows kept "
+                  f"(balanced: no operator or error code above 25%)")
+    print_operator_table(repair, "rust")
+    console.print(f"rows -> {run_dir.relative_to(ROOT)}/rows/repair.jsonl (rejected mutants with reasons in rejected/)")
+    ok &= repair_summary["distinct_error_codes"] >= 10
+
+    console.rule("4. Standalone candidates, batched into one rustc call each group")
     pairs = covering_candidates()
     candidates = [Candidate.of(text) for _, text in pairs]
     oracle = RustOracle(RustConfig(jobs=2))  # no cache here: the demo shows the compiler at work
@@ -83,7 +99,7 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
                   f"(batched {batched_s:.2f}s vs one call each {solo_s:.2f}s)")
     ok &= same == len(candidates)
 
-    console.rule("4. Vox examples (`vox check --format json`)")
+    console.rule("5. Vox examples (`vox check --format json`)")
     try:
         vox = VoxOracle(VoxConfig(binary=vox_binary), cache=cache)
     except ToolchainMissing as exc:

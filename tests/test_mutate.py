@@ -120,3 +120,58 @@ def test_every_operator_edit_keeps_the_code_parseable():
     for op in RUST_OPERATORS:
         for edit in rust_sites(text, op):
             assert not _parser().parse(apply(text, edit).encode()).root_node.has_error, op.name
+
+
+# -- Vox, against tests/stubs/vox (a stub of `vox check`; the real compiler rejects more) ----------
+
+from conftest import STUB_VOX  # noqa: E402
+
+from oracles.vox import VoxConfig, VoxOracle  # noqa: E402
+from synth.mutate.vox_ops import VOX_OPERATORS, vox_apply, vox_sites  # noqa: E402
+
+VOX_EXPECTED = {"undefined_name": "vox/names/undefined", "wrong_arity": "vox/types/arity",
+                "wrong_return_type": "vox/types/type-mismatch", "constructor_confusion": "vox/types/unknown-constructor",
+                "non_exhaustive_match": "vox/match/non-exhaustive", "retired_syntax": "vox/syntax/retired-form"}
+
+
+@pytest.fixture(scope="module")
+def vox_oracle():
+    return VoxOracle(VoxConfig(binary=str(STUB_VOX), jobs=2))
+
+
+def test_each_vox_operator_provokes_its_error(vox_oracle):
+    decl = (
+        "/// Total of the positive values, or an error for an empty list.\n"
+        "fn positive_total(xs: list[int], limit: int) to Result[int] {\n"
+        "    if len(xs) is 0 {\n        return Error(\"empty\")\n    }\n"
+        "    let n = helper(xs, limit)\n"
+        "    match classify(n) {\n        Small(v) => log.info(\"small\")\n        Large(v) => log.info(\"large\")\n    }\n"
+        "    return Ok(n)\n}\n"
+    )
+    context = ("type Size =\n    | Small(v: int)\n    | Large(v: int)\n\n"
+               "fn helper(xs: list[int], limit: int) to int {\n    return limit\n}\n\n"
+               "fn classify(n: int) to Size {\n    return Small(n)\n}\n\n"
+               "fn label() to int {\n    return 3\n}\n\n")
+    assert vox_oracle.check([Candidate.of(context + decl)])[0].passed
+    literal = "fn label() to int {\n    return 3\n}\n"
+    for op in VOX_OPERATORS:
+        text = literal if op.name == "wrong_return_type" else decl
+        sites = vox_sites(text, op)
+        assert sites, op.name
+        verdicts = vox_oracle.check([Candidate.of(context.replace(literal, "") + vox_apply(text, e)) for e in sites])
+        codes = {d.code for v in verdicts for d in v.errors}
+        assert VOX_EXPECTED[op.name] in codes, (op.name, codes)
+
+
+def test_vox_repair_rows_recheck_and_cap_retired_forms(vox_oracle):
+    decls = extract_paths([ROOT / "examples" / "vox"], ExtractOptions(jobs=1)).declarations
+    result = repair_rows(decls, vox_oracle, RepairConfig(seed=0), lang="vox")
+    rows = result.rows
+    assert len({r.operator for r in rows}) >= 4
+    assert sum(r.operator == "retired_syntax" for r in rows) <= 0.1 * len(rows) + 1e-9
+    table = {t["operator"]: t for t in result.table()}
+    assert table["retired_syntax"]["killed"] > table["retired_syntax"]["kept"]  # capped, not absent by chance
+    broken = vox_oracle.check([Candidate.of(r.checked_broken_source) for r in rows])
+    fixed = vox_oracle.check([Candidate.of(r.checked_source) for r in rows])
+    assert all(not b.passed for b in broken) and all(f.passed for f in fixed)
+    assert all(r.lane == "vox_repair" and r.lang == "vox" for r in rows)

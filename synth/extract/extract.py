@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -179,11 +180,8 @@ def _vox_file(rel: str, data: bytes, language, result: _UnitOutput, options: Ext
 
 
 def _vox_context(items, item) -> str:
-    """The signatures of the file's other declarations that this one mentions."""
-    lines = []
-    for other in items:
-        if other is not item and other.name and other.name in item.text and other.kind != "type":
-            lines.append(other.signature)
-        elif other is not item and other.kind in ("type", "table") and other.name and other.name in item.text:
-            lines.append(strip_metadata(other.text))
-    return "\n\n".join(lines)
+    """The file's other declarations this one mentions, whole (types and tables first): placed
+    before the declaration they make a file that `vox check` can check on its own."""
+    mentioned = [o for o in items if o is not item and o.name and re.search(rf"\b{re.escape(o.name)}\b", item.text)]
+    mentioned.sort(key=lambda o: (o.kind not in ("type", "table"), o.start_byte))
+    return "".join(strip_metadata(o.text).strip() + "\n\n" for o in mentioned)

@@ -16,8 +16,11 @@ from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, Verification, make_row
 
 from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
+from .vox_ops import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
 
-ELIGIBLE_KINDS = {"fn", "method", "impl"}
+ELIGIBLE_KINDS = {"rust": {"fn", "method", "impl"},
+                  "vox": {"fn", "query", "mutation", "component", "server", "tool", "table", "workflow", "activity"}}
+LANGS = {"rust": (RUST_OPERATORS, rust_sites, apply), "vox": (VOX_OPERATORS, vox_sites, vox_apply)}
 
 
 @dataclass
@@ -25,6 +28,8 @@ class RepairConfig:
     seed: int = 0
     max_share: float = 0.25  # no operator and no diagnostic code above this share of the rows
     diff: bool = False  # answer with a unified diff instead of the fixed declaration
+    # Tighter caps for some operators: retired-syntax mutants were over-represented in the audit.
+    operator_caps: dict[str, float] = field(default_factory=lambda: {op: 0.1 for op in RETIRED_OPERATORS})
 
 
 @dataclass
@@ -67,19 +72,19 @@ def _rng(seed: int, *parts: str) -> random.Random:
 
 
 def make_mutants(decls: list[Declaration], operators: list[Operator], config: RepairConfig,
-                 stats: dict[str, OperatorStats]) -> list[Mutant]:
+                 stats: dict[str, OperatorStats], sites_of=rust_sites, apply_edit=apply) -> list[Mutant]:
     mutants = []
     for decl in decls:
         seen = {decl.clean_text}
         for op in operators:
             st = stats[op.name]
             st.attempts += 1
-            sites = rust_sites(decl.clean_text, op)
+            sites = sites_of(decl.clean_text, op)
             if not sites:
                 continue
             st.applicable += 1
             edit = _rng(config.seed, decl.hash, op.name).choice(sites)
-            broken = apply(decl.clean_text, edit)
+            broken = apply_edit(decl.clean_text, edit)
             if broken in seen:
                 st.duplicate += 1
                 continue
@@ -144,39 +149,48 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
     return rows
 
 
-def balance(rows: list[Row], max_share: float, seed: int) -> tuple[list[Row], list[Row]]:
-    """Drop rows (lowest seeded priority first) until no operator and no primary diagnostic code
-    holds more than `max_share` of what is left."""
+def balance(rows: list[Row], max_share: float, seed: int,
+            operator_caps: dict[str, float] | None = None) -> tuple[list[Row], list[Row]]:
+    """The largest set of rows (taken in seeded priority order) in which no operator and no
+    primary diagnostic code holds more than `max_share` (`operator_caps` may be tighter)."""
+    caps = operator_caps or {}
     order = sorted(rows, key=lambda r: _rng(seed, r.id).random())
-    kept = list(order)
-    dropped: list[Row] = []
-    while kept:
-        cap = max(1, int(max_share * len(kept)))
-        over = None
-        for key in ("operator", "primary_code"):
-            counts = Counter(getattr(r, key) for r in kept)
-            worst, n = counts.most_common(1)[0]
-            if n > cap:
-                over = (key, worst)
-                break
-        if over is None:
+    target = len(order)
+    picked: list[Row] = []
+    while target > 0:
+        op_used, code_used, picked = Counter(), Counter(), []
+        for r in order:
+            if op_used[r.operator] < int(min(max_share, caps.get(r.operator, 1.0)) * target) and \
+                    code_used[r.primary_code] < int(max_share * target):
+                picked.append(r)
+                op_used[r.operator] += 1
+                code_used[r.primary_code] += 1
+                if len(picked) == target:
+                    break
+        if len(picked) >= target:
             break
-        key, value = over
-        victim = max((i for i, r in enumerate(kept) if getattr(r, key) == value))
-        dropped.append(kept.pop(victim))
-    keep_ids = {r.id for r in kept}
-    return [r for r in rows if r.id in keep_ids], dropped
+        target = len(picked)  # not reachable: try the size that was
+    keep_ids = {r.id for r in picked[:target]}
+    return [r for r in rows if r.id in keep_ids], [r for r in rows if r.id not in keep_ids]
+
+
+def _check(oracle, sources: list[str], expect_pass: bool) -> list[Verdict]:
+    candidates = [Candidate.of(s) for s in sources]
+    if oracle.id == "rustc":  # the batched oracle takes the stage's expectation (cost only)
+        return oracle.check(candidates, expect_pass=[expect_pass] * len(candidates))
+    return oracle.check(candidates)
 
 
 def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = None,
-                operators: list[Operator] | None = None) -> RepairResult:
-    """Rust repair rows from declarations (with their context), gated by `oracle` (a RustOracle)."""
+                lang: str = "rust", operators: list[Operator] | None = None) -> RepairResult:
+    """Repair rows for the `lang` declarations (with their context), gated by `oracle`
+    (RustOracle for Rust, VoxOracle for Vox)."""
     config = config or RepairConfig()
-    operators = operators or RUST_OPERATORS
+    default_ops, sites_of, apply_edit = LANGS[lang]
+    operators = operators or default_ops
     result = RepairResult(stats={op.name: OperatorStats() for op in operators})
-    eligible = [d for d in decls if d.lang == "rust" and d.kind in ELIGIBLE_KINDS and not d.near_parse_error]
-    original_verdicts = oracle.check([Candidate.of(standalone_source(d)) for d in eligible],
-                                     expect_pass=[True] * len(eligible))
+    eligible = [d for d in decls if d.lang == lang and d.kind in ELIGIBLE_KINDS[lang] and not d.near_parse_error]
+    original_verdicts = _check(oracle, [standalone_source(d) for d in eligible], True)
     originals: dict[str, Verdict] = {}
     for decl, verdict in zip(eligible, original_verdicts):
         if verdict.passed:
@@ -184,9 +198,9 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
         else:
             result.rejected.append({"decl": decl.id, "name": decl.name, "reason": "original does not compile standalone",
                                     "diagnostics": [d.render() for d in verdict.errors]})
-    mutants = make_mutants([d for d in eligible if d.id in originals], operators, config, result.stats)
-    verdicts = oracle.check([Candidate.of(standalone_source(m.decl, m.broken)) for m in mutants],
-                            expect_pass=[False] * len(mutants))
+    mutants = make_mutants([d for d in eligible if d.id in originals], operators, config, result.stats,
+                           sites_of, apply_edit)
+    verdicts = _check(oracle, [standalone_source(m.decl, m.broken) for m in mutants], False)
     killed = []
     for m, verdict in zip(mutants, verdicts):
         m.verdict = verdict
@@ -199,7 +213,7 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
             st.killed += 1
             killed.append(m)
     rows = build_rows(killed, originals, config)
-    kept, dropped = balance(rows, config.max_share, config.seed)
+    kept, dropped = balance(rows, config.max_share, config.seed, config.operator_caps)
     for row in dropped:
         result.rejected.append({"decl": row.provenance.decl_hash, "operator": row.operator,
                                 "reason": f"balance: over {config.max_share:.0%} share", "row_id": row.id})
@@ -210,21 +224,27 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
     return result
 
 
-def write_run(result: RepairResult, out_dir, extra: dict | None = None) -> dict:
-    """The run directory contract: rows/<task>.jsonl, rejected/<task>.jsonl, plus stats."""
+def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = None) -> dict:
+    """The run directory contract: rows/<task>.jsonl and rejected/<task>.jsonl (all languages),
+    plus stats/repair.jsonl with the per-operator funnel of each language."""
     from pathlib import Path
 
     from synth.jsonl import write_jsonl
 
     out = Path(out_dir)
-    rows_path = out / "rows" / "repair.jsonl"
-    rejected_path = out / "rejected" / "repair.jsonl"
-    write_jsonl(rows_path, result.rows)
-    write_jsonl(rejected_path, result.rejected)
+    rows = [row for lang in sorted(results) for row in results[lang].rows]
+    rejected = [{"lang": lang, **r} for lang in sorted(results) for r in results[lang].rejected]
+    rows_path, rejected_path = out / "rows" / "repair.jsonl", out / "rejected" / "repair.jsonl"
+    write_jsonl(rows_path, rows)
+    write_jsonl(rejected_path, rejected)
+    codes = Counter()
+    for result in results.values():
+        codes.update(result.codes)
     summary = {
-        "rows": len(result.rows), "rejected": len(result.rejected),
-        "operators": result.table(), "diagnostic_codes": dict(result.codes.most_common()),
-        "distinct_error_codes": len([c for c in result.codes if c != "syntax"]),
+        "rows": len(rows), "rejected": len(rejected),
+        "by_lang": {lang: {"rows": len(r.rows), "operators": r.table()} for lang, r in sorted(results.items())},
+        "diagnostic_codes": dict(codes.most_common()),
+        "distinct_error_codes": len([c for c in codes if c != "syntax"]),
         "paths": {"rows": str(rows_path), "rejected": str(rejected_path)}, **(extra or {}),
     }
     write_jsonl(out / "stats" / "repair.jsonl", [summary])
