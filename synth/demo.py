@@ -12,7 +12,6 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from benchmarks.rust_candidates import covering_candidates
 from oracles.crate import CrateOracle, Splice
@@ -75,19 +74,13 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
     console.print(f"rows -> {run_dir.relative_to(ROOT)}/rows/repair.jsonl (rejected mutants with reasons in rejected/)")
     ok &= repair_summary["distinct_error_codes"] >= 10
 
-    console.rule("4. Standalone candidates, batched into one rustc call each group")
+    console.rule("4. The batched Rust oracle on awkward candidates (crate-level items, syntax errors, aborts)")
     pairs = covering_candidates()
     candidates = [Candidate.of(text) for _, text in pairs]
     oracle = RustOracle(RustConfig(jobs=2))  # no cache here: the demo shows the compiler at work
     start = time.perf_counter()
     verdicts = oracle.check(candidates)
     batched_s = time.perf_counter() - start
-    table = Table("candidate (first line)", "verdict", "first diagnostic", "how")
-    for cand, verdict in list(zip(candidates, verdicts))[::4]:
-        first = verdict.diagnostics[0].render().splitlines()[0] if verdict.diagnostics else ""
-        table.add_row(escape(cand.text.splitlines()[0][:48]), "pass" if verdict.passed else "[red]reject[/]",
-                      escape(first[:70]), verdict.mode)
-    console.print(table)
     start = time.perf_counter()
     solo = [oracle.check_solo(c) for c in candidates]
     solo_s = time.perf_counter() - start
