@@ -1,0 +1,53 @@
+"""Response cache (diskcache). The key covers what the answer depends on: provider, model, the
+full messages, every parameter, and the prompt template's content hash. Samples of an n>1
+request are cached one by one."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import diskcache
+
+from .ledger import _alive
+
+
+def request_key(provider: str, model: str, messages: list[dict], params: dict, template_hash: str = "") -> str:
+    payload = json.dumps({"provider": provider, "model": model, "messages": messages, "params": params,
+                          "template": template_hash}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class ResponseCache:
+    def __init__(self, directory: str | Path):
+        self.cache = diskcache.Cache(str(directory))
+
+    def get(self, key: str) -> dict | None:
+        return self.cache.get(("response", key))
+
+    def put(self, key: str, value: dict) -> None:
+        self.cache.set(("response", key), value)
+
+    @contextlib.contextmanager
+    def lock(self, key: str, expire: float):
+        """A lock on one request across threads and processes: the same key is never sent twice at
+        once. A lock whose holder process died (a crash) is broken at once, not waited out."""
+        name = ("lock", key)
+        token = f"{os.getpid()}:{threading.get_ident()}:{time.monotonic_ns()}"
+        while not self.cache.add(name, token, expire=expire):
+            with self.cache.transact():
+                holder = self.cache.get(name)
+                if holder is not None and not _alive(int(holder.split(":")[0])):
+                    self.cache.delete(name)
+                    continue
+            time.sleep(0.002)
+        try:
+            yield
+        finally:
+            with self.cache.transact():
+                if self.cache.get(name) == token:
+                    self.cache.delete(name)

@@ -1,0 +1,152 @@
+"""Money is a tested resource: the cap is never crossed, the ledger equals what the server
+billed, nothing is paid twice. The real openai/anthropic SDKs talk to a loopback server."""
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import ROOT
+from llm_server import FakeLLMServer
+
+from synth.llm.client import BudgetExceeded, CallFailed, KeyMissing, LLMClient, LLMRequest, RetryPolicy
+from synth.llm.ledger import Ledger
+from synth.llm.prices import PriceMissing, PriceTable
+from synth.llm.response_cache import ResponseCache
+from synth.llm.tokens import count_messages, count_text
+
+MODEL = "gpt-4o-mini"
+
+
+@pytest.fixture(autouse=True)
+def keys(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-loopback")
+
+
+def _request(i: int, base_url: str, provider: str = "openai") -> LLMRequest:
+    model = MODEL if provider == "openai" else "claude-haiku-4-5"
+    url = base_url + "/v1" if provider == "openai" else base_url
+    return LLMRequest(provider, model, ({"role": "user", "content": f"task number {i}: write a function"},),
+                      max_tokens=200, base_url=url)
+
+
+def _billed(server: FakeLLMServer, price) -> float:
+    return price.cost(server.input_tokens, server.output_tokens)
+
+
+def test_concurrent_calls_never_cross_the_cap(tmp_path):
+    price = PriceTable().price(MODEL)
+    rng = random.Random(7)
+    ids = [rng.randrange(1700) for _ in range(2000)]  # repeats: the same cache key asked again
+    unique = sorted(set(ids))
+    full_cost = sum(price.cost(count_messages([{"role": "user", "content": f"task number {i}: write a function"}],
+                                              MODEL), count_text(FakeLLMServer.reply_for(
+                                                  {"messages": [{"role": "user", "content":
+                                                                 f"task number {i}: write a function"}]}), MODEL))
+                    for i in unique)
+    cap = full_cost / 2
+    with FakeLLMServer(seed=1, latency_s=(0.0, 0.02), p429=0.06, p500=0.04, pdrop=0.03) as server:
+        ledger = Ledger(tmp_path / "ledger.sqlite", cap)
+        client = LLMClient(ledger, ResponseCache(tmp_path / "cache"), retry=RetryPolicy(base_s=0.005), seed=3)
+
+        def one(i):
+            try:
+                return client.complete(_request(i, server.base_url))
+            except BudgetExceeded:
+                return "budget"
+
+        with ThreadPoolExecutor(32) as pool:
+            outcomes = list(pool.map(one, ids))
+        totals = ledger.totals()
+        billed = _billed(server, price)
+        print(f"\ncap ${cap:.6f}; settled ${totals.settled_usd:.6f}; billed by the server ${billed:.6f}; "
+              f"{totals.calls_settled} paid calls, {client.stats.cache_hits} cache hits, "
+              f"{outcomes.count('budget')} refused by the budget, {client.stats.retries} retries, faults {dict(server.faults)}")
+    assert len(outcomes) == 2000  # every call returned or was refused
+    assert totals.committed_usd <= cap + 1e-12 and totals.settled_usd <= cap + 1e-12
+    assert totals.settled_usd == pytest.approx(billed, rel=1e-9, abs=1e-12)
+    assert max(server.answered.values()) == 1  # no request answered (and billed) twice
+    assert outcomes.count("budget") > 0 and totals.calls_settled > 0  # the cap really bit
+    assert server.faults["429"] and server.faults["500"] and server.faults["drop"]
+    assert totals.calls_open == 0 and not client.stats.failures
+
+
+def test_zero_cap_makes_no_paid_call(tmp_path):
+    with FakeLLMServer() as server:
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 0.0), ResponseCache(tmp_path / "c"))
+        with pytest.raises(BudgetExceeded, match=r"\$0.00 cap"):
+            client.complete(_request(1, server.base_url))
+        assert server.requests == 0
+
+
+def test_free_local_model_needs_no_price_and_costs_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with FakeLLMServer() as server:
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 0.0), ResponseCache(tmp_path / "c"))
+        req = LLMRequest("openai", "qwen-local", ({"role": "user", "content": "hi"},), base_url=server.base_url + "/v1",
+                         free=True)
+        assert client.complete(req).cost_usd == 0.0 and server.requests == 1
+
+
+def test_unknown_model_and_missing_key_are_refused_before_any_call(tmp_path, monkeypatch):
+    with FakeLLMServer() as server:
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 5.0), ResponseCache(tmp_path / "c"))
+        with pytest.raises(PriceMissing, match="SYNTH_PRICES"):
+            client.complete(LLMRequest("openai", "mystery-model", ({"role": "user", "content": "x"},),
+                                       base_url=server.base_url + "/v1"))
+        monkeypatch.delenv("OPENAI_API_KEY")
+        with pytest.raises(KeyMissing, match="OPENAI_API_KEY"):
+            client.complete(_request(2, server.base_url))
+        assert server.requests == 0 and client.ledger.totals().calls_open == 0
+
+
+def test_anthropic_sdk_and_final_failure_recorded(tmp_path):
+    with FakeLLMServer(p500=1.0) as server:  # always failing
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"),
+                           retry=RetryPolicy(attempts=3, base_s=0.001))
+        with pytest.raises(CallFailed, match="InternalServerError"):
+            client.complete(_request(1, server.base_url, "anthropic"))
+        assert server.requests == 3 and client.ledger.totals().calls_released == 1
+        assert client.stats.failures and client.ledger.totals().committed_usd == 0
+    with FakeLLMServer() as server:
+        client = LLMClient(Ledger(tmp_path / "l2.sqlite", 1.0), ResponseCache(tmp_path / "c2"))
+        response = client.complete(_request(1, server.base_url, "anthropic"))
+        assert response.texts[0] and response.cost_usd == pytest.approx(
+            PriceTable().price("claude-haiku-4-5").cost(server.input_tokens, server.output_tokens))
+
+
+def test_sigkill_mid_run_then_restart(tmp_path):
+    price = PriceTable().price(MODEL)
+    cap = 0.0036  # about half of what the 300 calls would cost
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}
+    args = [str(tmp_path / "ledger.sqlite"), str(tmp_path / "cache"), str(cap), "300", "8"]
+    with FakeLLMServer(seed=2, latency_s=(0.005, 0.03), p429=0.05) as server:
+        first = subprocess.Popen([sys.executable, "-m", "llm_worker", server.base_url + "/v1", *args], env=env,
+                                 cwd=ROOT / "tests", stdout=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while sum(server.answered.values()) < 40 and time.time() < deadline:
+            time.sleep(0.002)
+        assert first.poll() is None, "the first run ended before it could be killed"
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        answered_before = dict(server.answered)
+        second = subprocess.run([sys.executable, "-m", "llm_worker", server.base_url + "/v1", *args], env=env,
+                                cwd=ROOT / "tests", capture_output=True, text=True, timeout=300)
+        assert second.returncode == 0, second.stderr[-2000:]
+        totals = Ledger(tmp_path / "ledger.sqlite", cap).totals()
+        repaid = [k for k, n in server.answered.items() if n > 1]
+        print(f"\nkilled after {sum(answered_before.values())} answers; {second.stdout.splitlines()[0]}; "
+              f"committed ${totals.committed_usd:.6f} of ${cap}; re-paid {len(repaid)}; lost {totals.calls_lost}")
+    assert totals.committed_usd <= cap + 1e-12
+    # Only a call in flight at the kill (answered by the server, not yet received) can be sent again,
+    # and each such call is counted at its worst case as lost; nothing that was received is re-paid.
+    assert len(repaid) <= totals.calls_lost <= 8
+    # What the server billed = what the ledger settled + what it holds as lost (at worst case, >=).
+    billed = price.cost(server.input_tokens, server.output_tokens)
+    assert totals.settled_usd <= billed + 1e-12 <= totals.settled_usd + totals.lost_usd + 1e-12
+    assert "budget" in second.stdout  # the run stopped at the cap and said so per call
+    assert "'lost': 0" not in second.stdout.splitlines()[0] or "'settled': 0" not in second.stdout.splitlines()[0]
