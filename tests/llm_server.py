@@ -21,9 +21,10 @@ class _QuietServer(ThreadingHTTPServer):
 
 class FakeLLMServer:
     def __init__(self, seed: int = 0, latency_s: tuple[float, float] = (0.0, 0.0), p429: float = 0.0,
-                 p500: float = 0.0, pdrop: float = 0.0):
+                 p500: float = 0.0, pdrop: float = 0.0, fail_first: int = 0, retry_after: str = "0.01"):
         self.rng = random.Random(seed)
         self.latency_s, self.p429, self.p500, self.pdrop = latency_s, p429, p500, pdrop
+        self.fail_first, self.retry_after = fail_first, retry_after  # the first N requests get a 429
         self.lock = threading.Lock()
         self.answered = Counter()  # request body hash -> complete responses sent
         self.input_tokens = 0
@@ -59,6 +60,8 @@ class FakeLLMServer:
             roll = self.rng.random()
             delay = self.rng.uniform(*self.latency_s)
         time.sleep(delay)
+        if self.requests <= self.fail_first:
+            return "429"
         if roll < self.pdrop:
             return "drop"
         if roll < self.pdrop + self.p429:
@@ -97,7 +100,7 @@ class FakeLLMServer:
                     return
                 if decision == "429":
                     return self._send(429, {"error": {"type": "rate_limit_error", "message": "slow down"}},
-                                      {"retry-after": "0.01"})
+                                      {"retry-after": outer.retry_after})
                 if decision == "500":
                     return self._send(500, {"error": {"type": "server_error", "message": "boom"}})
                 key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()

@@ -150,3 +150,12 @@ def test_sigkill_mid_run_then_restart(tmp_path):
     assert totals.settled_usd <= billed + 1e-12 <= totals.settled_usd + totals.lost_usd + 1e-12
     assert "budget" in second.stdout  # the run stopped at the cap and said so per call
     assert "'lost': 0" not in second.stdout.splitlines()[0] or "'settled': 0" not in second.stdout.splitlines()[0]
+
+
+def test_retry_after_is_honoured(tmp_path):
+    with FakeLLMServer(fail_first=2, retry_after="0.3") as server:
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"),
+                           retry=RetryPolicy(base_s=0.001))
+        start = time.monotonic()
+        client.complete(_request(1, server.base_url))
+        assert time.monotonic() - start >= 0.6 and server.requests == 3 and client.stats.retries == 2
