@@ -159,3 +159,62 @@ def test_retry_after_is_honoured(tmp_path):
         start = time.monotonic()
         client.complete(_request(1, server.base_url))
         assert time.monotonic() - start >= 0.6 and server.requests == 3 and client.stats.retries == 2
+
+
+# -- plans and runs ---------------------------------------------------------------------------
+
+from synth.llm.plan import plan_calls  # noqa: E402
+from synth.llm.runner import run_calls  # noqa: E402
+
+
+def _templated(i: int, base_url: str) -> LLMRequest:
+    body = f"Write a Rust function number {i} that " + "does something useful " * (i % 7)
+    return LLMRequest("openai", MODEL, ({"role": "system", "content": "You write Rust."},
+                                        {"role": "user", "content": body}),
+                      max_tokens=300, base_url=base_url + "/v1", template_hash="codegen-v1")
+
+
+def test_plan_matches_a_replayed_run_within_ten_percent(tmp_path):
+    with FakeLLMServer(seed=4) as server:
+        cache = ResponseCache(tmp_path / "c")
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 10.0), cache)
+        history = run_calls(client, [_templated(i, server.base_url) for i in range(150)])  # an earlier run
+        assert len(history.responses) == 150
+        later = [("codegen", _templated(i, server.base_url)) for i in range(1000, 1150)]
+        before = server.requests
+        plan = plan_calls(later + [("codegen", _templated(3, server.base_url))], PriceTable(), cache)
+        assert server.requests == before  # a plan makes no call
+        spent_before = client.ledger.totals().settled_usd
+        run_calls(client, [r for _, r in later])
+        settled = client.ledger.totals().settled_usd - spent_before
+        print(f"\nplan: expected ${plan['expected_cost_usd']:.6f} (worst ${plan['worst_case_usd']:.6f}); "
+              f"settled ${settled:.6f}; error {abs(plan['expected_cost_usd'] - settled) / settled:.1%}")
+    assert plan["cache_hits"] == 1 and plan["calls"] == 150 and plan["rows"][0]["history"] is True
+    assert abs(plan["expected_cost_usd"] - settled) <= 0.10 * settled
+    assert plan["worst_case_usd"] > plan["expected_cost_usd"]
+
+
+def test_run_without_cap_makes_no_paid_call_and_says_so(tmp_path):
+    with FakeLLMServer() as server:
+        cache = ResponseCache(tmp_path / "c")
+        paid = LLMClient(Ledger(tmp_path / "paid.sqlite", 1.0), cache)
+        paid.complete(_templated(0, server.base_url))  # answered once, now cached
+        requests = [_templated(i, server.base_url) for i in range(20)]
+        before = server.requests
+        client = LLMClient(Ledger(tmp_path / "zero.sqlite", 0.0), cache)
+        outcome = run_calls(client, requests)
+        message = outcome.message(0.0, client.ledger.totals().committed_usd)
+        print("\n" + message)
+    assert server.requests == before and client.ledger.totals().committed_usd == 0
+    assert list(outcome.responses) == [0] and len(outcome.undone) == 19 and "not made" in message
+
+
+def test_run_stops_at_the_cap_and_resumes_with_a_higher_one(tmp_path):
+    with FakeLLMServer(latency_s=(0, 0.005)) as server:
+        cache = ResponseCache(tmp_path / "c")
+        requests = [_templated(i, server.base_url) for i in range(120)]
+        first = run_calls(LLMClient(Ledger(tmp_path / "l.sqlite", 0.002), cache), requests)
+        assert first.stopped_at_cap and first.undone and "left undone" in first.message(0.002, 0.002)
+        resumed = run_calls(LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), cache), requests)
+        assert not resumed.undone and len(resumed.responses) == 120
+        assert max(server.answered.values()) == 1  # the resumed run re-paid nothing

@@ -166,6 +166,7 @@ class LLMClient:
                 self.cache.put(k, {"text": text, "input_tokens": usage_in if i == 0 else 0,
                                    "output_tokens": usage_out if i == 0 else 0, "cost_usd": cost if i == 0 else 0.0})
             self.ledger.settle(reservation, cost, usage_in, usage_out)
+            self.cache.record_output(req.model, req.template_hash, usage_out // max(1, req.n))
             self.stats.calls += 1
             return LLMResponse(texts, usage_in, usage_out, cost, False, keys[0])
 

@@ -32,6 +32,16 @@ class ResponseCache:
     def put(self, key: str, value: dict) -> None:
         self.cache.set(("response", key), value)
 
+    def record_output(self, model: str, template_hash: str, output_tokens: int) -> None:
+        """History of completion lengths per model and prompt template, for plans."""
+        with self.cache.transact():
+            count, total = self.cache.get(("history", model, template_hash), (0, 0))
+            self.cache.set(("history", model, template_hash), (count + 1, total + output_tokens))
+
+    def mean_output(self, model: str, template_hash: str) -> float | None:
+        count, total = self.cache.get(("history", model, template_hash), (0, 0))
+        return total / count if count else None
+
     @contextlib.contextmanager
     def lock(self, key: str, expire: float):
         """A lock on one request across threads and processes: the same key is never sent twice at
