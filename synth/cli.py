@@ -214,6 +214,42 @@ def print_operator_table(result, lang: str) -> None:
     console.print(f"{len(result.rows)} {lang} rows; codes: {codes}")
 
 
+def cmd_plan(args) -> int:
+    """Dry run over a file of requests (one JSON object a line: stage, provider, model, messages,
+    max_tokens, n, free, template_hash, base_url). Makes no call."""
+    from synth.jsonl import read_jsonl
+    from synth.llm.client import LLMRequest
+    from synth.llm.plan import plan_calls
+    from synth.llm.prices import PriceMissing, PriceTable
+    from synth.llm.response_cache import ResponseCache
+
+    if not args.requests:
+        raise UsageError("nothing to plan: give --requests FILE (stages that build their own requests come later)")
+    calls = []
+    for raw in read_jsonl(args.requests):
+        stage = raw.pop("stage", "default")
+        raw["messages"] = tuple(raw["messages"])
+        calls.append((stage, LLMRequest(**raw)))
+    try:
+        plan = plan_calls(calls, PriceTable(args.prices), ResponseCache(args.llm_cache), batch=args.batch)
+    except PriceMissing as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        print(json.dumps(plan))
+        return EXIT_OK
+    from rich.console import Console
+    from rich.table import Table
+    table = Table("stage", "model", "items", "calls", "cache hits", "input tokens", "expected output", "expected $",
+                  "worst case $", title="plan (no call made)")
+    for r in plan["rows"]:
+        table.add_row(r["stage"], r["model"], str(r["items"]), str(r["calls"]), str(r["cache_hits"]),
+                      str(r["input_tokens"]), f"{r['expected_output_tokens']:.0f}" + ("" if r["history"] else " (max)"),
+                      f"{r['expected_cost_usd']:.4f}", f"{r['worst_case_usd']:.4f}")
+    Console(width=max(120, Console().width)).print(table)
+    print(f"expected ${plan['expected_cost_usd']:.4f}, worst case ${plan['worst_case_usd']:.4f}")
+    return EXIT_OK
+
+
 def cmd_demo(args) -> int:
     from synth.demo import run_demo
     return run_demo(vox_binary=args.vox, cache=_open_cache(args))
@@ -265,6 +301,14 @@ def build_parser() -> argparse.ArgumentParser:
     mutate.add_argument("--max-share", type=float, default=0.25, help="cap per operator and per error code")
     mutate.add_argument("--jobs", type=int, default=2)
     mutate.set_defaults(func=cmd_mutate)
+
+    plan = sub.add_parser("plan", help="dry run: what the calls would cost (makes no call)")
+    plan.add_argument("--json", action="store_true")
+    plan.add_argument("--requests", help="JSONL of requests to price")
+    plan.add_argument("--batch", action="store_true", help="price at batch (50%%) rates")
+    plan.add_argument("--prices", help="price override file (else SYNTH_PRICES, else the shipped table)")
+    plan.add_argument("--llm-cache", default=str(Path("cache") / "llm"), help="response cache (history, hits)")
+    plan.set_defaults(func=cmd_plan)
 
     demo = sub.add_parser("demo", help="the offline job on the bundled examples (spends nothing)")
     common(demo)

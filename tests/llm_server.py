@@ -9,6 +9,7 @@ import random
 import threading
 import time
 from collections import Counter
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from synth.llm.tokens import count_messages, count_text
@@ -31,6 +32,10 @@ class FakeLLMServer:
         self.output_tokens = 0
         self.faults = Counter()
         self.requests = 0
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.batch_results: dict[str, str] = {}
+        self.batches_created = 0
         self.server = _QuietServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -90,7 +95,8 @@ class FakeLLMServer:
                 self.wfile.write(data)
 
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+                body = {} if self.path.endswith("/files") else json.loads(raw or b"{}")
                 decision = outer._decide()
                 with outer.lock:
                     outer.faults[decision] += 1
@@ -103,31 +109,120 @@ class FakeLLMServer:
                                       {"retry-after": outer.retry_after})
                 if decision == "500":
                     return self._send(500, {"error": {"type": "server_error", "message": "boom"}})
-                key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-                text = outer.reply_for(body)
-                model = body.get("model", "")
-                if self.path.endswith("/chat/completions"):
-                    n = int(body.get("n") or 1)
-                    tin = count_messages(body["messages"], model, "openai")
-                    tout = count_text(text, model, "openai") * n
-                    payload = {"id": "chatcmpl-" + key[:12], "object": "chat.completion", "created": int(time.time()),
-                               "model": model, "choices": [
-                                   {"index": i, "message": {"role": "assistant", "content": f"{text} #{i}" if i else text},
-                                    "finish_reason": "stop", "logprobs": None} for i in range(n)],
-                               "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}}
-                elif self.path.endswith("/messages"):
-                    messages = body["messages"] + ([{"role": "system", "content": body["system"]}]
-                                                   if body.get("system") else [])
-                    tin, tout = count_messages(messages, model, "anthropic"), count_text(text, model, "anthropic")
-                    payload = {"id": "msg_" + key[:12], "type": "message", "role": "assistant", "model": model,
-                               "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                               "stop_sequence": None, "usage": {"input_tokens": tin, "output_tokens": tout}}
-                else:
+                if self.path.endswith("/files"):
+                    return self._send(200, outer.store_file(self.headers.get("content-type", ""), raw))
+                if self.path.endswith("/messages/batches"):
+                    return self._send(200, outer.anthropic_batch(body, f"http://{self.headers['host']}"))
+                if self.path.endswith("/batches"):
+                    return self._send(200, outer.openai_batch(body))
+                payload = outer.answer(self.path, body)
+                if payload is None:
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                with outer.lock:
-                    outer.answered[key] += 1
-                    outer.input_tokens += tin
-                    outer.output_tokens += tout
                 self._send(200, payload)
 
+            def do_GET(self):
+                path = self.path.split("?")[0]
+                parts = path.strip("/").split("/")
+                if path.endswith("/content") and parts[-2] in outer.files:
+                    data = outer.files[parts[-2]]
+                    self.send_response(200)
+                    self.send_header("content-type", "application/octet-stream")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                if path.endswith("/results") and parts[-2] in outer.batch_results:
+                    data = outer.batch_results[parts[-2]].encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "application/binary")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                if path.endswith("/batches"):
+                    data = [b for b in outer.batches.values() if b.get("object") == "batch"]
+                    return self._send(200, {"object": "list", "data": data, "has_more": False,
+                                            "first_id": data[0]["id"] if data else None,
+                                            "last_id": data[-1]["id"] if data else None})
+                if parts[-1] in outer.batches:
+                    return self._send(200, outer.batches[parts[-1]])
+                self._send(404, {"error": {"message": f"no route {path}"}})
+
         return Handler
+
+    def answer(self, path: str, body: dict) -> dict | None:
+        """A completed chat/messages response, billed (counted) once."""
+        key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        text = self.reply_for(body)
+        model = body.get("model", "")
+        if path.endswith("/chat/completions"):
+            n = int(body.get("n") or 1)
+            tin = count_messages(body["messages"], model, "openai")
+            tout = count_text(text, model, "openai") * n
+            payload = {"id": "chatcmpl-" + key[:12], "object": "chat.completion", "created": int(time.time()),
+                       "model": model, "choices": [
+                           {"index": i, "message": {"role": "assistant", "content": f"{text} #{i}" if i else text},
+                            "finish_reason": "stop", "logprobs": None} for i in range(n)],
+                       "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}}
+        elif path.endswith("/messages"):
+            messages = body["messages"] + ([{"role": "system", "content": body["system"]}] if body.get("system") else [])
+            tin, tout = count_messages(messages, model, "anthropic"), count_text(text, model, "anthropic")
+            payload = {"id": "msg_" + key[:12], "type": "message", "role": "assistant", "model": model,
+                       "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                       "stop_sequence": None, "usage": {"input_tokens": tin, "output_tokens": tout}}
+        else:
+            return None
+        with self.lock:
+            self.answered[key] += 1
+            self.input_tokens += tin
+            self.output_tokens += tout
+        return payload
+
+    def store_file(self, content_type: str, raw: bytes) -> dict:
+        message = BytesParser().parsebytes(b"content-type: " + content_type.encode() + b"\r\n\r\n" + raw)
+        part = next(p for p in message.walk() if p.get_filename())
+        data = part.get_payload(decode=True)
+        with self.lock:
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = data
+        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+                "filename": part.get_filename(), "purpose": "batch", "status": "processed"}
+
+    def openai_batch(self, body: dict) -> dict:
+        lines = [json.loads(x) for x in self.files[body["input_file_id"]].decode().splitlines() if x.strip()]
+        out = []
+        for line in lines:
+            payload = self.answer("/v1/chat/completions", line["body"])
+            out.append(json.dumps({"id": "batch_req_" + line["custom_id"], "custom_id": line["custom_id"],
+                                   "response": {"status_code": 200, "request_id": "req", "body": payload},
+                                   "error": None}))
+        with self.lock:
+            self.batches_created += 1
+            batch_id = f"batch_{self.batches_created}"
+            output_id = f"file-out-{self.batches_created}"
+            self.files[output_id] = ("\n".join(out) + "\n").encode()
+            batch = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"], "errors": None,
+                     "input_file_id": body["input_file_id"], "completion_window": "24h", "status": "completed",
+                     "output_file_id": output_id, "error_file_id": None, "created_at": int(time.time()),
+                     "metadata": body.get("metadata"),
+                     "request_counts": {"total": len(lines), "completed": len(lines), "failed": 0}}
+            self.batches[batch_id] = batch
+        return batch
+
+    def anthropic_batch(self, body: dict, base: str) -> dict:
+        out = []
+        for entry in body["requests"]:
+            message = self.answer("/v1/messages", entry["params"])
+            out.append(json.dumps({"custom_id": entry["custom_id"], "result": {"type": "succeeded", "message": message}}))
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with self.lock:
+            self.batches_created += 1
+            batch_id = f"msgbatch_{self.batches_created}"
+            self.batch_results[batch_id] = "\n".join(out) + "\n"
+            batch = {"id": batch_id, "type": "message_batch", "processing_status": "ended",
+                     "request_counts": {"processing": 0, "succeeded": len(out), "errored": 0, "canceled": 0,
+                                        "expired": 0},
+                     "created_at": now, "ended_at": now, "expires_at": now, "archived_at": None,
+                     "cancel_initiated_at": None, "results_url": f"{base}/v1/messages/batches/{batch_id}/results"}
+            self.batches[batch_id] = batch
+        return batch

@@ -43,3 +43,17 @@ def test_check_vox_and_crate(tmp_path):
     assert [r["passed"] for r in rows] == [False, True] and rows[0]["oracle"] == "vox"
     done = synth("check", *cache, str(ROOT / "examples/rust"))
     assert done.returncode == 0 and "passed" in done.stdout
+
+
+def test_plan_prices_requests_without_calling(tmp_path):
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(json.dumps({"stage": "backtranslate", "provider": "openai", "model": "gpt-4o-mini",
+                                    "messages": [{"role": "user", "content": "Describe fn add"}], "max_tokens": 300,
+                                    "base_url": "http://127.0.0.1:9/v1"}) + "\n")
+    done = synth("plan", "--requests", str(requests), "--json", "--llm-cache", str(tmp_path / "llm"))
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["calls"] == 1 and plan["rows"][0]["stage"] == "backtranslate" and plan["worst_case_usd"] > 0
+    requests.write_text(json.dumps({"provider": "openai", "model": "unknown-model", "messages": []}) + "\n")
+    refused = synth("plan", "--requests", str(requests), "--llm-cache", str(tmp_path / "llm"))
+    assert refused.returncode == 2 and "no price for model `unknown-model`" in refused.stderr

@@ -218,3 +218,64 @@ def test_run_stops_at_the_cap_and_resumes_with_a_higher_one(tmp_path):
         resumed = run_calls(LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), cache), requests)
         assert not resumed.undone and len(resumed.responses) == 120
         assert max(server.answered.values()) == 1  # the resumed run re-paid nothing
+
+
+# -- batch mode ---------------------------------------------------------------------------------
+
+import json  # noqa: E402
+
+from synth.llm.batch import BatchRunner  # noqa: E402
+
+
+def test_batch_submitted_killed_then_collected_not_resubmitted(tmp_path):
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}
+    with FakeLLMServer() as server:
+        submit = subprocess.Popen([sys.executable, "-m", "llm_batch_worker", "submit", server.base_url, str(tmp_path)],
+                                  env=env, cwd=ROOT / "tests", stdout=subprocess.PIPE, text=True)
+        assert submit.stdout.readline().startswith("submitted")
+        submit.send_signal(signal.SIGKILL)
+        submit.wait()
+        created = server.batches_created
+        collect = subprocess.run([sys.executable, "-m", "llm_batch_worker", "collect", server.base_url, str(tmp_path)],
+                                 env=env, cwd=ROOT / "tests", capture_output=True, text=True, timeout=120)
+        assert collect.returncode == 0, collect.stderr[-2000:]
+        report, state = (json.loads(line) for line in collect.stdout.splitlines()[:2])
+        assert created == 2 and server.batches_created == 2  # one per provider; none resubmitted
+        assert report["collected_batches"] == 2 and report["answers"] == 60 and state["answered"] == 60
+        assert max(server.answered.values()) == 1
+        print(f"\nbatch: submitted 2 batches, killed, restarted: collected {report['answers']} answers, "
+              f"settled ${state['settled']:.6f} at batch prices, {server.batches_created} batches created in all")
+
+
+def test_batch_adopted_after_a_crash_between_submit_and_record(tmp_path, monkeypatch):
+    """Killed after the provider accepted the batch but before its id was written down: the
+    restart finds it by the submission id in the batch metadata instead of paying again."""
+    with FakeLLMServer() as server:
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
+        runner = BatchRunner(client, tmp_path / "b.sqlite")
+        real_create = runner._create
+
+        def create_then_die(*args):
+            real_create(*args)
+            raise KeyboardInterrupt("killed before the batch id was recorded")
+
+        monkeypatch.setattr(runner, "_create", create_then_die)
+        reqs = [LLMRequest("openai", MODEL, ({"role": "user", "content": f"adopt {i}"},), base_url=server.base_url + "/v1")
+                for i in range(5)]
+        with pytest.raises(KeyboardInterrupt):
+            runner.submit(reqs)
+        report = BatchRunner(client, tmp_path / "b.sqlite").collect()
+        assert report.adopted == 1 and report.answers == 5 and server.batches_created == 1
+        assert all(client.cache.get(r.key()) for r in reqs) and client.ledger.totals().calls_open == 0
+
+
+def test_samples_are_cached_one_by_one(tmp_path):
+    with FakeLLMServer() as server:
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
+        req = LLMRequest("openai", MODEL, ({"role": "user", "content": "three samples"},), n=3,
+                         base_url=server.base_url + "/v1")
+        first = client.complete(req)
+        assert len(first.texts) == 3 and len({req.key(i) for i in range(3)}) == 3
+        assert all(client.cache.get(req.key(i))["text"] == t for i, t in enumerate(first.texts))
+        again = client.complete(req)
+        assert again.cached and again.texts == first.texts and server.requests == 1
