@@ -213,8 +213,10 @@ def test_run_stops_at_the_cap_and_resumes_with_a_higher_one(tmp_path):
     with FakeLLMServer(latency_s=(0, 0.005)) as server:
         cache = ResponseCache(tmp_path / "c")
         requests = [_templated(i, server.base_url) for i in range(120)]
-        first = run_calls(LLMClient(Ledger(tmp_path / "l.sqlite", 0.002), cache), requests)
+        capped = LLMClient(Ledger(tmp_path / "l.sqlite", 0.002), cache)
+        first = run_calls(capped, requests, workers=8)
         assert first.stopped_at_cap and first.undone and "left undone" in first.message(0.002, 0.002)
+        assert capped.stats.refused_by_budget <= 8  # once refused, no new call is even tried
         resumed = run_calls(LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), cache), requests)
         assert not resumed.undone and len(resumed.responses) == 120
         assert max(server.answered.values()) == 1  # the resumed run re-paid nothing
