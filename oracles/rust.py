@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .cache import VerdictCache, verdict_key
 from .rust_screen import Screen, screen
-from .rustc_diagnostics import Region, is_summary, locate, parse_json_lines, spanless
+from .rustc_diagnostics import Region, file_diagnostics, is_summary, locate, parse_json_lines
 from .sandbox import Limits, Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
 from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
@@ -159,18 +159,7 @@ class RustOracle:
         self.stats.solo_runs += 1
         crate_type = "bin" if scr.is_program else "lib"
         run = self._rustc(cand.text, SOLO_FILE, crate_type, self.config.timeout_s)
-        lines = max(1, cand.text.count("\n") + 1)
-        diagnostics: list[Diagnostic] = []
-        internal_error = False
-        for raw in parse_json_lines(run.stderr):
-            if is_summary(raw):
-                continue
-            located = locate(raw, SOLO_FILE, [Region(1, lines)])
-            internal_error |= located.internal_error
-            if located.diagnostic is not None:
-                diagnostics.append(located.diagnostic)
-            elif raw.get("level") in ("error", "warning"):
-                diagnostics.append(spanless(raw))
+        diagnostics, internal_error = file_diagnostics(run.stderr, SOLO_FILE, cand.text)
         if internal_error or (run.returncode not in (0, None) and not any(d.severity == "error" for d in diagnostics)):
             tail = run.stderr.strip().splitlines()[-1:] or ["no output"]
             diagnostics.append(Diagnostic(code="rustc-crash", severity="error",
@@ -267,15 +256,7 @@ class RustOracle:
                     *self.config.extra_args, SOLO_FILE, "-o", "tests_bin"]
             self.stats.compiler_runs += 1
             build = self.sandbox.run(argv, wd, limits=Limits(timeout_s=self.config.timeout_s))
-            diagnostics = []
-            for raw in parse_json_lines(build.stderr):
-                if is_summary(raw):
-                    continue
-                located = locate(raw, SOLO_FILE, [Region(1, max(1, cand.text.count("\n") + 1))])
-                if located.diagnostic is not None:
-                    diagnostics.append(located.diagnostic)
-                elif raw.get("level") in ("error", "warning"):
-                    diagnostics.append(spanless(raw))
+            diagnostics, _ = file_diagnostics(build.stderr, SOLO_FILE, cand.text)
             built = build.returncode == 0 and (wd / "tests_bin").exists()
             outcome = None
             isolation = build.isolation

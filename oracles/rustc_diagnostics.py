@@ -148,3 +148,19 @@ def spanless(diag: dict) -> Diagnostic:
     """A message with no position (e.g. `main` missing): kept, positioned nowhere."""
     return Diagnostic(code=(diag.get("code") or {}).get("code"), severity=diag.get("level", "error"),
                       message=diag.get("message", ""), notes=_notes(diag))
+
+
+def file_diagnostics(stderr: str, file_name: str, text: str) -> tuple[list[Diagnostic], bool]:
+    """Diagnostics of a compile of one candidate file (no batch), and whether rustc crashed."""
+    region = [Region(1, max(1, text.count("\n") + 1))]
+    diagnostics, internal_error = [], False
+    for raw in parse_json_lines(stderr):
+        if is_summary(raw):
+            continue
+        located = locate(raw, file_name, region)
+        internal_error |= located.internal_error
+        if located.diagnostic is not None:
+            diagnostics.append(located.diagnostic)
+        elif raw.get("level") in ("error", "warning"):
+            diagnostics.append(spanless(raw))
+    return diagnostics, internal_error

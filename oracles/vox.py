@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 
 from .cache import VerdictCache, verdict_key
@@ -43,7 +43,6 @@ class VoxConfig:
 class VoxStats:
     compiler_runs: int = 0
     cache_hits: int = 0
-    extra: dict = field(default_factory=dict)
 
 
 def _first_json(text: str):

@@ -16,18 +16,15 @@ def _line(item) -> str:
     return json.dumps(item, sort_keys=True, ensure_ascii=False)
 
 
-def write_jsonl(path: str | Path, items: Iterable) -> int:
-    """Atomically replace `path` with one JSON object per line. Returns the row count.
-    If anything fails midway, the previous file (if any) is untouched and no temp file is left."""
+def _atomic_write(path: str | Path, write) -> None:
+    """Write through `write(file)` to a temp file beside `path`, fsync, rename. If anything fails,
+    the previous file (if any) is untouched and no temp file is left."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    count = 0
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for item in items:
-                f.write(_line(item) + "\n")
-                count += 1
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -39,7 +36,25 @@ def write_jsonl(path: str | Path, items: Iterable) -> int:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_jsonl(path: str | Path, items: Iterable) -> int:
+    """Atomically replace `path` with one JSON object per line. Returns the row count."""
+    count = 0
+
+    def write(f):
+        nonlocal count
+        for item in items:
+            f.write(_line(item) + "\n")
+            count += 1
+
+    _atomic_write(path, write)
     return count
+
+
+def write_json(path: str | Path, value) -> None:
+    """Atomically replace `path` with one JSON document."""
+    _atomic_write(path, lambda f: f.write(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"))
 
 
 def read_jsonl(path: str | Path, model: type[BaseModel] | None = None) -> list:

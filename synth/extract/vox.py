@@ -81,7 +81,17 @@ def _match_brace(text: str, open_at: int) -> int:
     raise VoxSyntaxError(f"unclosed `{{` opened at byte {open_at}")
 
 
-def _first_code(text: str, start: int, chars: str, stop_at_blank_head: bool = False) -> int | None:
+def masked(text: str) -> str:
+    """`text` with comments and string contents blanked (same length: offsets stay valid)."""
+    out = list(text)
+    code = {i for i, _ in _scan_code(text, 0)}
+    for i, c in enumerate(text):
+        if i not in code and c not in '"\n':
+            out[i] = " "
+    return "".join(out)
+
+
+def _first_code(text: str, start: int, chars: str) -> int | None:
     for i, c in _scan_code(text, start):
         if c in chars:
             return i

@@ -226,10 +226,10 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
 
 def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = None) -> dict:
     """The run directory contract: rows/<task>.jsonl and rejected/<task>.jsonl (all languages),
-    plus stats/repair.jsonl with the per-operator funnel of each language."""
+    plus stats/repair.json with the per-operator funnel of each language."""
     from pathlib import Path
 
-    from synth.jsonl import write_jsonl
+    from synth.jsonl import write_json, write_jsonl
 
     out = Path(out_dir)
     rows = [row for lang in sorted(results) for row in results[lang].rows]
@@ -247,5 +247,5 @@ def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = No
         "distinct_error_codes": len([c for c in codes if c != "syntax"]),
         "paths": {"rows": str(rows_path), "rejected": str(rejected_path)}, **(extra or {}),
     }
-    write_jsonl(out / "stats" / "repair.jsonl", [summary])
+    write_json(out / "stats" / "repair.json", summary)
     return summary

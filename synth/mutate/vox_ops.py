@@ -6,33 +6,12 @@ from __future__ import annotations
 
 import re
 
-from synth.extract.vox import parse_vox
+from synth.extract.vox import masked, parse_vox
 
 from .rust_ops import Edit, Operator
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SWAP_TYPE = {"int": "str", "str": "int", "bool": "int", "float": "str"}
-
-
-def masked(text: str) -> str:
-    """Comments and string contents blanked, same length: offsets stay valid."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text[i] == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append('"' + " " * (min(j, n) - i - 1) + ('"' if j < n else ""))
-            i = j + 1
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
 
 
 def _head(code: str):
