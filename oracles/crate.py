@@ -20,7 +20,7 @@ from .rust import parse_test_output
 from .rustc_diagnostics import Region, is_summary, locate, spanless
 from .sandbox import Limits, Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
-from .verdict import Candidate, Diagnostic, Verdict
+from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
 
 SKIP_DIRS = {"target", ".git"}
 
@@ -111,29 +111,48 @@ class CrateOracle:
             first_line = before.count(b"\n") + 1
             region = Region(first_line, first_line + max(0, splice.text.count("\n") - (splice.text.endswith("\n"))))
             shift = splice.text.count("\n") - original[splice.start_byte:splice.end_byte].count(b"\n")
-            env = {"CARGO_HOME": str(wd / "cargo-home"), "RUSTC": self.rustc, "RUSTDOC": self.rustdoc, "CARGO_TARGET_DIR": str(wd / "target"),
-                   "CARGO_TERM_COLOR": "never"}
-            sub = "check" if kind == "check" else "test"
-            argv = [self.cargo, sub, "--offline", "--message-format=json", "--quiet"]
+            env = {"CARGO_HOME": str(wd / "cargo-home"), "RUSTC": self.rustc, "RUSTDOC": self.rustdoc,
+                   "CARGO_TARGET_DIR": str(wd / "target"), "CARGO_TERM_COLOR": "never"}
+            # Build with cargo (trusted toolchain); candidate code only runs later, unprivileged.
+            argv = [self.cargo, "check" if kind == "check" else "test", "--offline", "--message-format=json"]
             if kind == "test":
-                argv += ["--", "--test-threads=1"]
+                argv.append("--no-run")
             self.compiler_runs += 1
-            limits = Limits(timeout_s=self.config.timeout_s if kind == "check" else self.config.test_timeout_s,
-                            untrusted=False)
-            run = self.sandbox.run(argv, crate, limits=limits, env=env)
+            run = self.sandbox.run(argv, crate, limits=Limits(timeout_s=self.config.timeout_s), env=env)
+            tests, isolation = None, run.isolation
+            if kind == "test" and run.returncode == 0:
+                tests, isolation = self._run_tests(run.stdout, wd, isolation)
         diagnostics = self._diagnostics(run.stdout, splice.path, region, shift)
-        tests = None
-        if kind == "test":
-            test_text = "\n".join(line for line in run.stdout.splitlines() if not line.startswith("{"))
-            tests = parse_test_output(test_text + "\n" + run.stderr, run.timed_out, run.returncode)
         has_error = any(d.severity == "error" for d in diagnostics)
-        passed = not run.timed_out and run.returncode == 0 and not has_error
-        if not passed and not has_error and kind == "check" and not run.timed_out:
+        passed = not run.timed_out and run.returncode == 0 and not has_error and (tests is None or tests.ok)
+        if run.returncode not in (0, None) and not has_error and not run.timed_out:
             diagnostics.append(Diagnostic(code="cargo-exit", severity="error",
                                           message=f"cargo exited {run.returncode}: {run.stderr.strip()[-300:]}"))
         return Verdict(candidate_id=cand.id, passed=passed, diagnostics=diagnostics, oracle=self.id,
-                       toolchain=self.toolchain, elapsed_s=time.monotonic() - start, timed_out=run.timed_out,
-                       tests=tests, mode="crate", sandbox=run.isolation)
+                       toolchain=self.toolchain, elapsed_s=time.monotonic() - start,
+                       timed_out=run.timed_out or bool(tests and tests.timed_out), tests=tests, mode="crate",
+                       sandbox=isolation)
+
+    def _run_tests(self, stdout: str, wd: Path, isolation: dict) -> tuple[TestOutcome, dict]:
+        """Run every test executable cargo built, as an unprivileged user with the test limits.
+        (Doc tests are not run: rustdoc would have to run them with the toolchain's rights.)"""
+        executables = []
+        for line in stdout.splitlines():
+            if line.startswith("{"):
+                msg = json.loads(line)
+                if msg.get("reason") == "compiler-artifact" and msg.get("executable") and \
+                        (msg.get("profile") or {}).get("test"):
+                    executables.append(msg["executable"])
+        total = TestOutcome()
+        limits = Limits(timeout_s=self.config.test_timeout_s, untrusted=True, memory_bytes=2 * 1024**3)
+        for exe in executables:
+            ran = self.sandbox.run([exe, "--test-threads=1"], wd, limits=limits, env={"RUST_BACKTRACE": "0"})
+            isolation = ran.isolation
+            one = parse_test_output(ran.stdout + ran.stderr, ran.timed_out, ran.returncode)
+            total = TestOutcome(passed=total.passed + one.passed, failed=total.failed + one.failed,
+                                total=total.total + one.total, timed_out=total.timed_out or one.timed_out,
+                                output=(total.output + one.output)[-4000:])
+        return total, isolation
 
     @staticmethod
     def _diagnostics(stdout: str, path: str, region: Region, shift: int) -> list[Diagnostic]:

@@ -122,12 +122,14 @@ class Sandbox:
                 ns += ["--setuid", str(NOBODY), "--setgid", str(NOBODY)]
                 _give_to(cwd, NOBODY)
             wrapped = ns + ["--"] + wrapped
-        wrapped = ["prlimit", *_rlimit_args(limits), "--"] + wrapped
+        if shutil.which("prlimit"):
+            wrapped = ["prlimit", *_rlimit_args(limits), "--"] + wrapped
         environ = safe_environ({"HOME": str(cwd), "TMPDIR": str(cwd), **self.extra_env, **(env or {})})
         isolation = {
             "pid_namespace": use_ns,
             "network_isolated": use_ns and limits.isolate_network,
             "unprivileged_user": unprivileged or (limits.untrusted and os.geteuid() != 0),
+            "rlimits": shutil.which("prlimit") is not None,
             "memory_bytes": limits.memory_bytes,
             "timeout_s": limits.timeout_s,
         }

@@ -2,6 +2,7 @@
 from conftest import EXAMPLE_CRATE
 
 from oracles.crate import CrateOracle, Splice
+from oracles.sandbox import namespaces_available
 
 
 def _span_of(path, needle: str) -> tuple[int, int]:
@@ -26,6 +27,7 @@ def test_example_crate_is_clean_and_its_tests_pass():
     assert verdict.passed and verdict.diagnostics == [], [d.render() for d in verdict.diagnostics]
     (tested,) = oracle.test([unchanged])
     assert tested.passed and tested.tests.total >= 10 and tested.tests.failed == 0
+    assert tested.sandbox["unprivileged_user"] is namespaces_available()  # candidate tests never run as root
 
 
 def test_spliced_candidate_gets_its_own_coordinates_and_breaks_callers():
@@ -45,3 +47,12 @@ def test_spliced_candidate_gets_its_own_coordinates_and_breaks_callers():
     lcm_line = path.read_text().splitlines().index("pub fn lcm(a: u64, b: u64) -> u64 {") + 1
     assert lcm_line < elsewhere[0].line < lcm_line + 6
     assert not (EXAMPLE_CRATE / "target").exists()  # the real crate is never touched
+
+
+def test_a_wrong_but_compiling_splice_fails_its_tests():
+    path = EXAMPLE_CRATE / "src" / "stats.rs"
+    start, end = _span_of(path, GCD)
+    wrong = GCD.replace("gcd(b, a % b)", "a + b")
+    (verdict,) = CrateOracle().test([Splice(str(EXAMPLE_CRATE), "src/stats.rs", start, end, wrong)])
+    assert not verdict.passed and verdict.tests.failed >= 1 and verdict.tests.passed >= 10
+    assert not [d for d in verdict.diagnostics if d.severity == "error"]  # it compiles; the tests catch it
