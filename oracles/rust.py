@@ -18,7 +18,6 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .cache import VerdictCache, verdict_key
 from .rust_screen import Screen, screen

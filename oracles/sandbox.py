@@ -179,7 +179,7 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
 
 
 def _give_to(path: Path, uid: int) -> None:
-    for root, dirs, files in os.walk(path):
+    for root, _dirs, files in os.walk(path):
         os.chown(root, uid, uid)
         for name in files:
             os.chown(os.path.join(root, name), uid, uid)

@@ -2,7 +2,6 @@
 (../shared/vox/VOX.md). The real check needs the user's `vox` binary."""
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, STUB_VOX

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import random
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 
 from oracles.verdict import Candidate, Verdict

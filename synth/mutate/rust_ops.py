@@ -147,7 +147,7 @@ def conflicting_borrow(root: Node, src: bytes) -> list[Edit]:
         return []
     statements = [c for c in body.named_children if c.type not in ("line_comment", "block_comment")]
     edits = []
-    for i, stmt in enumerate(statements[:-1]):
+    for stmt in statements[:-1]:
         pattern = stmt.child_by_field_name("pattern") if stmt.type == "let_declaration" else None
         if pattern is not None and pattern.type == "identifier" and any(
                 c.type == "mutable_specifier" for c in stmt.children):
