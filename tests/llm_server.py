@@ -22,10 +22,12 @@ class _QuietServer(ThreadingHTTPServer):
 
 class FakeLLMServer:
     def __init__(self, seed: int = 0, latency_s: tuple[float, float] = (0.0, 0.0), p429: float = 0.0,
-                 p500: float = 0.0, pdrop: float = 0.0, fail_first: int = 0, retry_after: str = "0.01"):
+                 p500: float = 0.0, pdrop: float = 0.0, fail_first: int = 0, retry_after: str = "0.01",
+                 responder=None):
         self.rng = random.Random(seed)
         self.latency_s, self.p429, self.p500, self.pdrop = latency_s, p429, p500, pdrop
         self.fail_first, self.retry_after = fail_first, retry_after  # the first N requests get a 429
+        self.responder = responder  # body -> scripted reply text (None: the default reply)
         self.lock = threading.Lock()
         self.answered = Counter()  # request body hash -> complete responses sent
         self.input_tokens = 0
@@ -153,7 +155,7 @@ class FakeLLMServer:
     def answer(self, path: str, body: dict) -> dict | None:
         """A completed chat/messages response, billed (counted) once."""
         key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-        text = self.reply_for(body)
+        text = (self.responder(body) if self.responder else None) or self.reply_for(body)
         model = body.get("model", "")
         if path.endswith("/chat/completions"):
             n = int(body.get("n") or 1)

@@ -1,0 +1,1 @@
+"""LangGraph graphs: thin wiring of plain stages (back-translation, rejection sampling)."""

@@ -1,0 +1,245 @@
+"""Back-translation: compile-clean declaration -> instruction -> regenerated code -> compiler.
+
+    write -> check --problems, attempts left--> write (with the problems as feedback)
+                   --problems, none left------> reject
+                   --ok-----------------------> regenerate -> verify --passes--> accept (rating 5)
+                                                                     --fails---> judge --faithful--> accept (rating 4)
+                                                                                       --else, attempts left--> write
+                                                                                       --else-----------------> reject
+The row's answer is always the original, compile-verified declaration; the prompt is the
+instruction plus the context it needs. Nodes only wire the plain functions below.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TypedDict
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+
+from oracles.verdict import Candidate, Verdict
+from synth.extract.model import Declaration, standalone_source
+from synth.llm.client import BudgetExceeded, CallFailed, LLMClient, LLMRequest
+from synth.prompts import system_prompt, template, template_hash
+from synth.rows import Provenance, Row, make_row
+
+from .instructions import extract_code, instruction_problems
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    provider: str
+    model: str
+    base_url: str | None = None
+    max_tokens: int = 600
+    temperature: float | None = None
+    free: bool = False
+
+    def request(self, prompt: str, template_name: str) -> LLMRequest:
+        return LLMRequest(self.provider, self.model, ({"role": "user", "content": prompt},),
+                          max_tokens=self.max_tokens, temperature=self.temperature, base_url=self.base_url,
+                          free=self.free, template_hash=template_hash(template_name))
+
+
+@dataclass
+class BacktranslateConfig:
+    writer: ModelSpec
+    regenerator: ModelSpec | None = None  # default: the writer
+    judge: ModelSpec | None = None  # default: the writer
+    max_attempts: int = 3
+    workers: int = 4
+    seed: int = 0
+
+
+class State(TypedDict, total=False):
+    decl: dict
+    attempt: int
+    instruction: str
+    problems: list[str]
+    feedback: str
+    regenerated: str
+    regen_passed: bool
+    regen_diagnostics: list[str]
+    faithful: bool
+    rating: int
+    outcome: str  # accepted | rejected | undone
+    reason: str
+
+
+def _fence(decl: Declaration) -> tuple[str, str]:
+    return ("Rust", "rust") if decl.lang == "rust" else ("Vox", "vox")
+
+
+def instruction_prompt(decl: Declaration, feedback: str) -> str:
+    language, fence = _fence(decl)
+    owner = f" (a method of `{decl.self_type}`)" if decl.kind == "method" and decl.self_type else ""
+    return template("backtranslate_instruction").format(
+        language=language, fence=fence, context=decl.context.strip() or "(none)", code=decl.clean_text.strip(),
+        name=decl.name, owner=owner, feedback=f"\nYour previous attempt had problems: {feedback}" if feedback else "")
+
+
+def regenerate_prompt(decl: Declaration, instruction: str) -> str:
+    language, fence = _fence(decl)
+    return template("backtranslate_regenerate").format(language=language, fence=fence,
+                                                       context=decl.context.strip() or "(none)",
+                                                       instruction=instruction.strip())
+
+
+def judge_prompt(decl: Declaration, instruction: str) -> str:
+    return template("backtranslate_judge").format(instruction=instruction.strip(), fence=_fence(decl)[1],
+                                                  code=decl.clean_text.strip())
+
+
+def row_prompt(decl: Declaration, instruction: str) -> str:
+    """What the trained model sees: the task, and the declarations it may use."""
+    if not decl.context.strip():
+        return instruction.strip()
+    _, fence = _fence(decl)
+    return f"{instruction.strip()}\n\nYou may use these existing declarations:\n```{fence}\n{decl.context.strip()}\n```"
+
+
+@dataclass
+class BacktranslateResult:
+    rows: list[Row] = field(default_factory=list)
+    rejected: list[dict] = field(default_factory=list)
+    undone: list[str] = field(default_factory=list)
+    stats: Counter = field(default_factory=Counter)  # per node: calls, passes, retries
+
+
+def build_graph(client: LLMClient, oracle, config: BacktranslateConfig, stats: Counter, checkpointer=None):
+    regen_spec = config.regenerator or config.writer
+    judge_spec = config.judge or config.writer
+
+    def ask(spec: ModelSpec, prompt: str, template_name: str) -> str:
+        return client.complete(spec.request(prompt, template_name)).texts[0]
+
+    def write(state: State) -> State:
+        decl = Declaration.model_validate(state["decl"])
+        stats["write"] += 1
+        text = ask(config.writer, instruction_prompt(decl, state.get("feedback", "")), "backtranslate_instruction")
+        return {"instruction": text.strip(), "attempt": state.get("attempt", 0) + 1}
+
+    def check(state: State) -> State:
+        problems = instruction_problems(state["instruction"], Declaration.model_validate(state["decl"]))
+        stats["check"] += 1
+        stats["check_passed"] += not problems
+        return {"problems": problems, "feedback": "; ".join(problems)}
+
+    def regenerate(state: State) -> State:
+        decl = Declaration.model_validate(state["decl"])
+        stats["regenerate"] += 1
+        reply = ask(regen_spec, regenerate_prompt(decl, state["instruction"]), "backtranslate_regenerate")
+        return {"regenerated": extract_code(reply, _fence(decl)[1])}
+
+    def verify(state: State) -> State:
+        decl = Declaration.model_validate(state["decl"])
+        verdict: Verdict = oracle.check([Candidate.of(standalone_source(decl, state["regenerated"]))])[0]
+        stats["verify"] += 1
+        stats["verify_passed"] += verdict.passed
+        return {"regen_passed": verdict.passed, "regen_diagnostics": [d.render() for d in verdict.errors][:5]}
+
+    def judge(state: State) -> State:
+        decl = Declaration.model_validate(state["decl"])
+        stats["judge"] += 1
+        reply = ask(judge_spec, judge_prompt(decl, state["instruction"]), "backtranslate_judge")
+        faithful = reply.strip().upper().startswith("YES")
+        stats["judge_faithful"] += faithful
+        feedback = "code written from your task did not compile: " + " | ".join(state.get("regen_diagnostics", []))
+        return {"faithful": faithful, "feedback": feedback[:1500]}
+
+    def accept(state: State) -> State:
+        return {"outcome": "accepted", "rating": 5 if state.get("regen_passed") else 4}
+
+    def reject(state: State) -> State:
+        if state.get("problems"):
+            reason = "instruction rejected: " + "; ".join(state["problems"])
+        else:
+            reason = "code regenerated from the instruction does not compile, and the judge finds it unfaithful"
+        return {"outcome": "rejected", "reason": reason}
+
+    def after_check(state: State) -> str:
+        if not state["problems"]:
+            return "regenerate"
+        return "write" if state["attempt"] < config.max_attempts else "reject"
+
+    def after_judge(state: State) -> str:
+        if state["faithful"]:
+            return "accept"
+        return "write" if state["attempt"] < config.max_attempts else "reject"
+
+    graph = StateGraph(State)
+    for name, fn in (("write", write), ("check", check), ("regenerate", regenerate), ("verify", verify),
+                     ("judge", judge), ("accept", accept), ("reject", reject)):
+        graph.add_node(name, fn)
+    graph.add_edge(START, "write")
+    graph.add_edge("write", "check")
+    graph.add_conditional_edges("check", after_check, ["regenerate", "write", "reject"])
+    graph.add_edge("regenerate", "verify")
+    graph.add_conditional_edges("verify", lambda s: "accept" if s["regen_passed"] else "judge", ["accept", "judge"])
+    graph.add_conditional_edges("judge", after_judge, ["accept", "write", "reject"])
+    graph.add_edge("accept", END)
+    graph.add_edge("reject", END)
+    return graph.compile(checkpointer=checkpointer)
+
+
+def run_backtranslation(decls: list[Declaration], client: LLMClient, oracle, config: BacktranslateConfig,
+                        checkpoint_path: str | None = None) -> BacktranslateResult:
+    """Rows for the declarations whose original compiles standalone. With `checkpoint_path`, a
+    killed run resumes each item where it was (answers already paid for come from the cache)."""
+    result = BacktranslateResult()
+    originals = oracle.check([Candidate.of(standalone_source(d)) for d in decls])
+    ready = []
+    for decl, verdict in zip(decls, originals):
+        if verdict.passed:
+            ready.append((decl, verdict))
+        else:
+            result.rejected.append({"decl": decl.id, "name": decl.name, "reason": "original does not compile standalone"})
+    saver = None
+    if checkpoint_path:
+        saver = SqliteSaver(sqlite3.connect(checkpoint_path, check_same_thread=False))
+    graph = build_graph(client, oracle, config, result.stats, saver)
+
+    def one(item):
+        decl, verdict = item
+        thread = {"configurable": {"thread_id": f"backtranslate:{config.seed}:{decl.id}"}}
+        try:
+            snapshot = graph.get_state(thread) if saver else None
+            if snapshot is not None and snapshot.values.get("outcome"):
+                final = snapshot.values  # finished before a restart
+            elif snapshot is not None and snapshot.next:
+                final = graph.invoke(None, thread)  # resume where it stopped
+            else:
+                final = graph.invoke({"decl": decl.model_dump()}, thread)
+        except (BudgetExceeded, CallFailed) as exc:
+            return decl, verdict, {"outcome": "undone", "reason": f"{type(exc).__name__}: {exc}"}
+        return decl, verdict, final
+
+    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
+        outcomes = list(pool.map(one, ready))
+    for decl, verdict, final in outcomes:
+        if final["outcome"] == "accepted":
+            result.rows.append(_row(decl, verdict, final, config))
+        elif final["outcome"] == "rejected":
+            result.rejected.append({"decl": decl.id, "name": decl.name, "reason": final["reason"],
+                                    "instruction": final.get("instruction")})
+        else:
+            result.undone.append(decl.id)
+            result.rejected.append({"decl": decl.id, "name": decl.name, "reason": final["reason"]})
+    result.rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash))
+    return result
+
+
+def _row(decl: Declaration, verdict: Verdict, final: State, config: BacktranslateConfig) -> Row:
+    return make_row(
+        lang=decl.lang, lane=f"{decl.lang}_codegen", task="codegen", prompt=row_prompt(decl, final["instruction"]),
+        response=decl.clean_text, verdict=verdict, system=system_prompt(),
+        provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, stage="backtranslate",
+                              model=config.writer.model, prompt_template_hash=template_hash("backtranslate_instruction"),
+                              seed=config.seed),
+        checked_source=standalone_source(decl), rating=final["rating"], instruction=final["instruction"],
+        regenerated=final.get("regenerated"), regenerated_passed=bool(final.get("regen_passed")),
+        attempts=final.get("attempt", 1), context=decl.context,
+    )

@@ -1,0 +1,99 @@
+"""Back-translation graph end to end: the real openai SDK against a scripted loopback server,
+the real Rust oracle, LangGraph wiring."""
+import re
+
+import pytest
+from conftest import EXAMPLE_CRATE
+from llm_server import FakeLLMServer
+
+from oracles.rust import RustConfig, RustOracle
+from oracles.verdict import Candidate
+from synth.extract import extract_paths
+from synth.extract.extract import ExtractOptions
+from synth.extract.model import standalone_source
+from synth.graphs.backtranslate import BacktranslateConfig, ModelSpec, run_backtranslation
+from synth.graphs.instructions import instruction_problems
+from synth.llm.client import LLMClient
+from synth.llm.ledger import Ledger
+from synth.llm.response_cache import ResponseCache
+
+CHOSEN = {"gcd", "lcm", "is_prime", "clamp", "word_count", "distance"}
+
+
+@pytest.fixture(scope="module")
+def decls():
+    found = extract_paths([EXAMPLE_CRATE], ExtractOptions(jobs=1)).declarations
+    return [d for d in found if d.name in CHOSEN and d.kind in ("fn", "method")]
+
+
+def _good(name: str, extra: str = "") -> str:
+    return (f"Write a function `{name}` that takes its inputs as described and returns the result, "
+            f"handling the edge cases carefully.{extra}")
+
+
+def scripted(decls):
+    by_name = {d.name: d for d in decls}
+
+    def respond(body):
+        prompt = body["messages"][-1]["content"]
+        if "Write the task a programmer" in prompt:
+            name = re.search(r"its name `(\w+)`", prompt).group(1)
+            retry = "previous attempt had problems" in prompt
+            if name == "lcm" and not retry:
+                return "```rust\nfn lcm() {}\n```"  # a code block: the check sends it back
+            if name == "word_count":
+                return "Count the words of a text, splitting on whitespace, and return how many there are."
+            if name == "distance":
+                return _good("distance", " It is a method of `Point` measuring Euclidean distance.")
+            return _good(name)
+        if "Write the Rust declaration this task asks for" in prompt:
+            name = re.search(r"function `(\w+)`", prompt).group(1)
+            if name in ("is_prime", "clamp"):
+                return f"```rust\npub fn {name}() -> u8 {{\n    \"broken\"\n}}\n```"
+            return f"```rust\n{by_name[name].clean_text}\n```"
+        if "Does this task describe the code" in prompt:
+            name = re.search(r"function `(\w+)`", prompt).group(1)
+            return "YES, it is complete." if name == "is_prime" else "NO, the task is too vague."
+        return None
+
+    return respond
+
+
+def test_backtranslation_accepts_exactly_what_it_should(decls, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    with FakeLLMServer(responder=scripted(decls)) as server:
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
+        config = BacktranslateConfig(writer=ModelSpec("openai", "gpt-4o-mini", base_url=server.base_url + "/v1"),
+                                     max_attempts=3, workers=3)
+        result = run_backtranslation(decls, client, RustOracle(RustConfig(jobs=2)), config)
+    ratings = {r.provenance.decl_hash: r.rating for r in result.rows}
+    by_hash = {d.hash: d.name for d in decls}
+    assert {by_hash[h]: r for h, r in ratings.items()} == {"gcd": 5, "lcm": 5, "is_prime": 4, "distance": 5}
+    reasons = {r["name"]: r["reason"] for r in result.rejected}
+    assert set(reasons) == {"clamp", "word_count"}
+    assert "judge finds it unfaithful" in reasons["clamp"]
+    assert "does not name `word_count`" in reasons["word_count"]
+    lcm = next(r for r in result.rows if by_hash[r.provenance.decl_hash] == "lcm")
+    assert lcm.attempts == 2 and "```" not in lcm.prompt.split("You may use")[0]
+    assert result.stats["write"] == 1 + 2 + 1 + 3 + 3 + 1  # gcd, lcm, is_prime, clamp, word_count, distance
+
+    # Every accepted row: the answer is the original declaration and passes the oracle, checked again.
+    fresh = RustOracle(RustConfig(jobs=1))
+    for row in result.rows:
+        decl = next(d for d in decls if d.hash == row.provenance.decl_hash)
+        assert row.response == decl.clean_text and row.checked_source == standalone_source(decl)
+        assert fresh.check_solo(Candidate.of(row.checked_source)).passed
+        assert decl.clean_text.strip() not in row.prompt  # the answer is not in its own prompt
+
+
+def test_instruction_checks():
+    decls = extract_paths([EXAMPLE_CRATE], ExtractOptions(jobs=1)).declarations
+    gcd = next(d for d in decls if d.name == "gcd")
+    assert instruction_problems(_good("gcd"), gcd) == []
+    assert "contains a code block" in instruction_problems(_good("gcd", " ```rust\nx\n```"), gcd)
+    count = next(d for d in decls if d.name == "word_count")
+    leak = " Return `text.split_whitespace().count()`."
+    assert any("copies code" in p for p in instruction_problems(_good("word_count", leak), count))
+    assert not any("copies code" in p for p in instruction_problems(_good("word_count", " Split on spaces."), count))
+    assert "looks truncated (no closing punctuation)" in instruction_problems(_good("gcd") + " and then", gcd)
+    assert any("too short" in p for p in instruction_problems("gcd.", gcd))
