@@ -1,0 +1,42 @@
+"""Sampling from a local Hugging Face model directory with `transformers` (the base model RFT of
+the audit), beside the API providers. Costs nothing, needs no key, seeded."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class LocalSampler:
+    model_dir: str | Path
+    max_new_tokens: int = 128
+    temperature: float = 0.8
+    top_p: float = 0.95
+    seed: int = 0
+
+    def __post_init__(self):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self._torch = torch
+        self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
+        self.model = AutoModelForCausalLM.from_pretrained(str(self.model_dir), local_files_only=True)
+        self.model.eval()
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
+
+    @property
+    def name(self) -> str:
+        return f"local:{Path(self.model_dir).name}"
+
+    def sample(self, prompt: str, k: int) -> list[str]:
+        """k completions of `prompt` (the prompt itself is not part of them)."""
+        torch = self._torch
+        torch.manual_seed(self.seed)
+        inputs = self.tokenizer(prompt, return_tensors="pt")
+        with torch.no_grad():
+            out = self.model.generate(**inputs, do_sample=True, temperature=self.temperature, top_p=self.top_p,
+                                      max_new_tokens=self.max_new_tokens, num_return_sequences=k,
+                                      pad_token_id=self.tokenizer.pad_token_id)
+        prompt_len = inputs["input_ids"].shape[1]
+        return [self.tokenizer.decode(seq[prompt_len:], skip_special_tokens=True) for seq in out]
