@@ -97,3 +97,60 @@ def test_instruction_checks():
     assert not any("copies code" in p for p in instruction_problems(_good("word_count", " Split on spaces."), count))
     assert "looks truncated (no closing punctuation)" in instruction_problems(_good("gcd") + " and then", gcd)
     assert any("too short" in p for p in instruction_problems("gcd.", gcd))
+
+
+def deterministic_script(body):
+    """Replies that depend only on the request: instruction names the declaration; the code is the
+    original for some, broken for others; the judge says YES for some of the broken ones."""
+    import hashlib
+    from synth.extract import extract_paths as _extract
+    prompt = body["messages"][-1]["content"]
+    if "Write the task a programmer" in prompt:
+        name = re.search(r"its name `(\w+)`", prompt).group(1)
+        owner = re.search(r"a method of `([^`]+)`", prompt)
+        extra = f" It is a method of `{owner.group(1).lstrip('&')}`." if owner else ""
+        return _good(name, extra)
+    if "Write the Rust declaration this task asks for" in prompt:
+        name = re.search(r"function `(\w+)`", prompt).group(1)
+        if int(hashlib.sha256(name.encode()).hexdigest(), 16) % 3 == 0:
+            return f"```rust\npub fn {name}() -> u8 {{\n    \"broken\"\n}}\n```"
+        decls = {d.name: d for d in _extract([EXAMPLE_CRATE]).declarations if d.kind in ("fn", "method")}
+        return f"```rust\n{decls[name].clean_text}\n```"
+    if "Does this task describe the code" in prompt:
+        return "YES" if "e" in re.search(r"function `(\w+)`", prompt).group(1) else "NO"
+    return None
+
+
+def test_killed_run_resumes_to_the_same_output(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}", "OPENAI_API_KEY": "sk-test-loopback"}
+
+    def run(server, workdir, die_after):
+        return subprocess.run([sys.executable, "-m", "bt_worker", server.base_url, str(workdir), str(die_after)],
+                              env=env, cwd=ROOT / "tests", capture_output=True, text=True, timeout=600)
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with FakeLLMServer(responder=deterministic_script) as server:
+        killed = run(server, tmp_path / "a", 25)
+        assert killed.returncode == -9, killed.stderr[-2000:]
+        resumed = run(server, tmp_path / "a", 0)
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+        repeated = [k for k, n in server.answered.items() if n > 1]
+        requests_a = server.requests
+    with FakeLLMServer(responder=deterministic_script) as server_b:
+        straight = run(server_b, tmp_path / "b", 0)
+        assert straight.returncode == 0, straight.stderr[-2000:]
+    assert (tmp_path / "a" / "rows.jsonl").read_bytes() == (tmp_path / "b" / "rows.jsonl").read_bytes()
+    assert (tmp_path / "a" / "rejected.jsonl").read_bytes() == (tmp_path / "b" / "rejected.jsonl").read_bytes()
+    assert repeated == [] and requests_a == server_b.requests  # the resumed run asked nothing twice
+    rows, rejected, steps = map(int, straight.stdout.split())
+    resumed_steps = int(resumed.stdout.split()[2])
+    print(f"\nkilled after 25 paid answers, resumed: {rows} rows, {rejected} rejected, identical to an "
+          f"uninterrupted run; {requests_a} requests in both; the resumed run re-ran {resumed_steps} of {steps} steps")
+    assert rows > 10 and rejected > 0
+    assert resumed_steps < steps  # finished items came from the checkpoints, not from running again
