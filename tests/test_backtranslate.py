@@ -154,3 +154,33 @@ def test_killed_run_resumes_to_the_same_output(tmp_path):
           f"uninterrupted run; {requests_a} requests in both; the resumed run re-ran {resumed_steps} of {steps} steps")
     assert rows > 10 and rejected > 0
     assert resumed_steps < steps  # finished items came from the checkpoints, not from running again
+
+
+def test_plan_uses_the_attrition_measured_in_an_earlier_run(tmp_path, monkeypatch):
+    from synth.graphs.plan import attrition, plan_backtranslation
+    from synth.llm.prices import PriceTable
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    decls = [d for d in extract_paths([EXAMPLE_CRATE], ExtractOptions(jobs=1)).declarations
+             if d.kind in ("fn", "method")]
+    first, second = decls[::2], decls[1::2]
+    with FakeLLMServer(responder=deterministic_script) as server:
+        cache = ResponseCache(tmp_path / "c")
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 5.0), cache)
+        config = BacktranslateConfig(writer=ModelSpec("openai", "gpt-4o-mini", base_url=server.base_url + "/v1"))
+        oracle = RustOracle(RustConfig(jobs=2))
+        earlier = run_backtranslation(first, client, oracle, config)
+        measured = attrition(earlier.stats, len(first), len(earlier.rows))
+        with_history = plan_backtranslation(second, config, PriceTable(), cache, measured)
+        without = plan_backtranslation(second, config, PriceTable(), cache)
+        before = client.ledger.totals().settled_usd
+        later = run_backtranslation(second, client, oracle, config)
+        spent = client.ledger.totals().settled_usd - before
+    error = abs(with_history["expected_cost_usd"] - spent) / spent
+    print(f"\nplan with measured attrition {measured}: ${with_history['expected_cost_usd']:.6f}, "
+          f"{with_history['expected_rows']} rows; default attrition: ${without['expected_cost_usd']:.6f}; "
+          f"actual ${spent:.6f}, {len(later.rows)} rows; error {error:.1%}")
+    assert with_history["attrition"] == "measured" and measured["judge"] < 1.0
+    assert error <= 0.25
+    assert abs(with_history["expected_cost_usd"] - spent) < abs(without["expected_cost_usd"] - spent)
+    assert abs(with_history["expected_rows"] - len(later.rows)) <= 0.25 * len(second)
