@@ -86,3 +86,20 @@ def test_rft_with_a_local_transformers_model_keeps_nothing_and_says_so(tasks, tm
     again = run_rft(tasks, LocalSampler(tmp_path / "tiny", max_new_tokens=24, seed=1),
                     RustOracle(RustConfig(jobs=2)), RftConfig(k=3))
     assert again.tasks == result.tasks  # seeded
+
+
+def test_rft_runs_the_crate_tests_on_compiling_samples(tasks, tmp_path, monkeypatch):
+    """A sample that compiles but is wrong (gcd returning a + b) fails the crate's tests: not kept."""
+    from oracles.crate import CrateOracle
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    gcd = next(t for t in tasks if t.decl.name == "gcd")
+    wrong = gcd.decl.clean_text.replace("gcd(b, a % b)", "a + b")
+
+    with FakeLLMServer(responder=lambda body: f"```rust\n{wrong}\n```") as server:
+        client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
+        sampler = ApiSampler(client, ModelSpec("openai", "gpt-4o-mini", base_url=server.base_url + "/v1"))
+        compiled_only = run_rft([gcd], sampler, RustOracle(RustConfig(jobs=1)), RftConfig(k=2))
+        tested = run_rft([gcd], sampler, RustOracle(RustConfig(jobs=1)), RftConfig(k=2, tests=CrateOracle()))
+    assert len(compiled_only.rows) == 1  # it compiles...
+    assert tested.rows == [] and tested.stats["tested"] == 2  # ...but the crate's tests reject it

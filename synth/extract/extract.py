@@ -125,16 +125,17 @@ def _unit(job) -> _UnitOutput:
         if parsed.has_error and not parsed.items:
             out.skipped.append(Skip(rel, "does not parse (no clean declaration)"))
             continue
-        parsed_files.append((rel, parsed))
+        parsed_files.append((rel, rel_in_crate, parsed))
     index = CrateIndex()
-    for rel, parsed in parsed_files:
+    for rel, _, parsed in parsed_files:
         index.add_file(rel, parsed.items, parsed.use_lines)
-    for rel, parsed in parsed_files:
+    for rel, rel_in_crate, parsed in parsed_files:
         for item in parsed.items:
             if item.is_test and not options.include_tests:
                 out.dropped["test-only"] += 1
                 continue
             decl = _rust_declaration(item, rel, key)
+            decl.crate_path = rel_in_crate
             if options.with_context:
                 ctx = build_context(item, rel, index)
                 decl.context, decl.references = ctx.text, ctx.references

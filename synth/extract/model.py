@@ -35,7 +35,8 @@ class Declaration(BaseModel):
     return_type: str = ""
     near_parse_error: bool = False
     is_test: bool = False
-    crate_root: str | None = None  # Rust: the crate folder, relative to the scanned root
+    crate_root: str | None = None  # Rust: the crate folder (absolute)
+    crate_path: str | None = None  # Rust: the file, relative to the crate folder (for in-place checks)
     references: list[str] = Field(default_factory=list)  # same-crate items its context carries
 
 

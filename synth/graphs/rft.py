@@ -12,6 +12,7 @@ from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
+from oracles.crate import Splice
 from oracles.verdict import Candidate
 from synth.extract.model import Declaration, standalone_source
 from synth.llm.client import LLMClient
@@ -53,6 +54,7 @@ class RftConfig:
     cap_per_task: int = 2
     seed: int = 0
     workers: int = 2
+    tests: object = None  # a CrateOracle: completions that compile must also pass their crate's tests
 
 
 @dataclass
@@ -88,7 +90,8 @@ def pass_at(k: int, n: int, c: int) -> float:
 class State(TypedDict, total=False):
     task: str
     completions: list[str]
-    passed: list[bool]
+    passed: list[bool]  # compiles (and passes the crate's tests when those are run)
+    tests: list  # per completion: test outcome, or None when not run
     diagnostics: list[list[str]]
 
 
@@ -104,8 +107,19 @@ def build_graph(sampler, oracle, tasks: dict[str, RftTask], config: RftConfig, s
         sources = [standalone_source(task.decl, c) for c in state["completions"]]
         verdicts = oracle.check([Candidate.of(s) for s in sources])
         stats["verified"] += len(verdicts)
-        return {"passed": [v.passed for v in verdicts], "diagnostics": [[d.render() for d in v.errors][:3]
-                                                                       for v in verdicts]}
+        passed = [v.passed for v in verdicts]
+        tests = [None] * len(passed)
+        if config.tests is not None and task.decl.crate_root and task.decl.crate_path:
+            for i, code in enumerate(state["completions"]):
+                if passed[i]:
+                    splice = Splice(task.decl.crate_root, task.decl.crate_path, task.decl.start_byte,
+                                    task.decl.end_byte, code)
+                    outcome = config.tests.test([splice])[0]
+                    tests[i] = outcome.tests.model_dump() if outcome.tests else None
+                    passed[i] = outcome.passed
+                    stats["tested"] += 1
+        return {"passed": passed, "tests": tests,
+                "diagnostics": [[d.render() for d in v.errors][:3] for v in verdicts]}
 
     graph = StateGraph(State)
     graph.add_node("sample", sample)
@@ -144,6 +158,7 @@ def run_rft(tasks: list[RftTask], sampler, oracle, config: RftConfig | None = No
         result.tasks.append({"task": task.id, "samples": n, "compiled": c, "kept": len(kept),
                              "pass@1": round(pass_at(1, n, c), 4) if n else 0.0,
                              f"pass@{config.k}": round(pass_at(min(config.k, n), n, c), 4) if n else 0.0})
+        test_of = dict(zip(completions, final.get("tests") or [None] * len(completions)))
         for code in kept:
             source = standalone_source(task.decl, code)
             verdict = oracle.check([Candidate.of(source)])[0]
@@ -152,7 +167,7 @@ def run_rft(tasks: list[RftTask], sampler, oracle, config: RftConfig | None = No
                 verdict=verdict, system=system_prompt(), checked_source=source,
                 provenance=Provenance(source_path=task.decl.path, decl_hash=task.decl.hash, stage="rft",
                                       model=sampler.name, seed=config.seed),
-                samples=n, samples_passed=c, compile=Verification.of(verdict).model_dump(), tests=None))
+                samples=n, samples_passed=c, compile=Verification.of(verdict).model_dump(), tests=test_of.get(code)))
             for bad in failing[:1]:
                 result.pairs.append({"task": task.id, "prompt": task.prompt, "chosen": code, "rejected": bad})
     return result
