@@ -250,6 +250,38 @@ def cmd_plan(args) -> int:
     return EXIT_OK
 
 
+def cmd_assemble(args) -> int:
+    from pydantic import ValidationError
+
+    from synth.assemble.mix import load_mix
+    from synth.assemble.snapshot import AssemblyError, assemble, write_snapshot
+
+    try:
+        mix = load_mix(args.mix)
+    except FileNotFoundError as exc:
+        raise UsageError(f"{args.mix}: no such mix file") from exc
+    except (ValidationError, ValueError) as exc:
+        raise UsageError(f"{args.mix}: invalid mix file: {exc}") from exc
+    if args.strict:
+        mix.strict = True
+    if args.seed is not None:
+        mix.seed = args.seed
+    try:
+        snap = assemble(mix)
+    except AssemblyError as exc:
+        print(f"synth: assembly failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    paths = write_snapshot(snap, args.out, parquet=not args.no_parquet)
+    summary = {**snap.manifest["counts"], "warnings": snap.warnings, "paths": paths}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"train {summary['train']}, val {summary['val']}, rejected {summary['rejected']} -> {args.out}")
+        for warning in snap.warnings:
+            print(f"warning: {warning}")
+    return EXIT_OK
+
+
 def cmd_demo(args) -> int:
     from synth.demo import run_demo
     return run_demo(vox_binary=args.vox, cache=_open_cache(args))
@@ -309,6 +341,15 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--prices", help="price override file (else SYNTH_PRICES, else the shipped table)")
     plan.add_argument("--llm-cache", default=str(Path("cache") / "llm"), help="response cache (history, hits)")
     plan.set_defaults(func=cmd_plan)
+
+    assemble = sub.add_parser("assemble", help="rows from runs -> a dataset snapshot (train/val/manifest)")
+    assemble.add_argument("--mix", required=True, help="mix file (TOML)")
+    assemble.add_argument("--out", required=True, help="snapshot folder")
+    assemble.add_argument("--seed", type=int)
+    assemble.add_argument("--strict", action="store_true", help="a lane below its readiness thresholds fails")
+    assemble.add_argument("--no-parquet", action="store_true")
+    assemble.add_argument("--json", action="store_true")
+    assemble.set_defaults(func=cmd_assemble)
 
     demo = sub.add_parser("demo", help="the offline job on the bundled examples (spends nothing)")
     common(demo)

@@ -19,6 +19,8 @@ from oracles.rust import RustConfig, RustOracle
 from oracles.toolchain import ToolchainMissing
 from oracles.verdict import Candidate
 from oracles.vox import VoxConfig, VoxOracle
+from synth.assemble.mix import Mix, Source
+from synth.assemble.snapshot import assemble, write_snapshot
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.model import standalone_source
@@ -73,6 +75,12 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
     print_operator_table(repair, "rust")
     console.print(f"rows -> {run_dir.relative_to(ROOT)}/rows/repair.jsonl (rejected mutants with reasons in rejected/)")
     ok &= repair_summary["distinct_error_codes"] >= 10
+
+    snapshot_dir = ROOT / "cache" / "demo" / "snapshot"
+    snap = assemble(Mix(sources=[Source(name="repair", path=str(run_dir))], val_share={"default": 0.1}, seed=0))
+    write_snapshot(snap, snapshot_dir, parquet=False)
+    console.print(f"snapshot: {len(snap.train)} train / {len(snap.val)} val rows, split by answer (no answer in "
+                  f"both), {len(snap.rejected)} rejected -> {snapshot_dir.relative_to(ROOT)}/manifest.json")
 
     console.rule("4. The batched Rust oracle on awkward candidates (crate-level items, syntax errors, aborts)")
     pairs = covering_candidates()
