@@ -1,0 +1,1 @@
+"""Tool-call data validated against MCP tool schemas."""
