@@ -103,3 +103,15 @@ def test_rft_runs_the_crate_tests_on_compiling_samples(tasks, tmp_path, monkeypa
         tested = run_rft([gcd], sampler, RustOracle(RustConfig(jobs=1)), RftConfig(k=2, tests=CrateOracle()))
     assert len(compiled_only.rows) == 1  # it compiles...
     assert tested.rows == [] and tested.stats["tested"] == 2  # ...but the crate's tests reject it
+
+
+def test_an_empty_or_unrelated_completion_is_not_a_pass(tasks):
+    """Next to its context an empty answer compiles; it must still not count."""
+    class Empty:
+        name = "empty"
+
+        def sample(self, prompt, k):
+            return ["", "pub fn something_else() {}"][:k]
+
+    result = run_rft(tasks[:2], Empty(), RustOracle(RustConfig(jobs=1)), RftConfig(k=2))
+    assert result.rows == [] and all(t["compiled"] == 0 for t in result.tasks)

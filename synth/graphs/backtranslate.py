@@ -26,7 +26,7 @@ from synth.llm.client import BudgetExceeded, CallFailed, LLMClient, LLMRequest
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, make_row
 
-from .instructions import extract_code, instruction_problems
+from .instructions import defines, extract_code, instruction_problems
 
 
 @dataclass(frozen=True)
@@ -137,9 +137,11 @@ def build_graph(client: LLMClient, oracle, config: BacktranslateConfig, stats: C
     def verify(state: State) -> State:
         decl = Declaration.model_validate(state["decl"])
         verdict: Verdict = oracle.check([Candidate.of(standalone_source(decl, state["regenerated"]))])[0]
+        passed = verdict.passed and defines(state["regenerated"], decl)
         stats["verify"] += 1
-        stats["verify_passed"] += verdict.passed
-        return {"regen_passed": verdict.passed, "regen_diagnostics": [d.render() for d in verdict.errors][:5]}
+        stats["verify_passed"] += passed
+        diagnostics = [d.render() for d in verdict.errors][:5] or ([] if passed else [f"does not define `{decl.name}`"])
+        return {"regen_passed": passed, "regen_diagnostics": diagnostics}
 
     def judge(state: State) -> State:
         decl = Declaration.model_validate(state["decl"])

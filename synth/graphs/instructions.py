@@ -44,3 +44,11 @@ def extract_code(reply: str, fence: str) -> str:
     """The first fenced block of a reply (any language tag), else the whole reply."""
     match = re.search(r"```[\w+-]*\n(.*?)```", reply, re.S)
     return (match.group(1) if match else reply).strip("\n")
+
+
+def defines(code: str, decl: Declaration) -> bool:
+    """Does a completion define what the declaration defines? (An empty or unrelated answer can
+    still compile next to the context: that is not a pass.)"""
+    keyword = {"fn": "fn", "method": "fn", "struct": "struct", "enum": "enum", "trait": "trait",
+               "type": "type", "const": "const", "static": "static", "union": "union"}.get(decl.kind, decl.kind)
+    return bool(decl.name) and re.search(rf"\b{re.escape(keyword)}\s+{re.escape(decl.name)}\b", code) is not None

@@ -20,7 +20,7 @@ from synth.prompts import system_prompt, template
 from synth.rows import Provenance, Row, Verification, make_row
 
 from .backtranslate import ModelSpec, row_prompt
-from .instructions import extract_code
+from .instructions import defines, extract_code
 
 
 @dataclass
@@ -107,7 +107,7 @@ def build_graph(sampler, oracle, tasks: dict[str, RftTask], config: RftConfig, s
         sources = [standalone_source(task.decl, c) for c in state["completions"]]
         verdicts = oracle.check([Candidate.of(s) for s in sources])
         stats["verified"] += len(verdicts)
-        passed = [v.passed for v in verdicts]
+        passed = [v.passed and defines(c, task.decl) for v, c in zip(verdicts, state["completions"])]
         tests = [None] * len(passed)
         if config.tests is not None and task.decl.crate_root and task.decl.crate_path:
             for i, code in enumerate(state["completions"]):

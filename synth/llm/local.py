@@ -2,8 +2,11 @@
 the audit), beside the API providers. Costs nothing, needs no key, seeded."""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+_GENERATE_LOCK = threading.Lock()
 
 
 @dataclass
@@ -30,7 +33,12 @@ class LocalSampler:
         return f"local:{Path(self.model_dir).name}"
 
     def sample(self, prompt: str, k: int) -> list[str]:
-        """k completions of `prompt` (the prompt itself is not part of them)."""
+        """k completions of `prompt` (the prompt itself is not part of them). One call at a time:
+        the seed is torch's global generator, which concurrent calls would interleave."""
+        with _GENERATE_LOCK:
+            return self._sample(prompt, k)
+
+    def _sample(self, prompt: str, k: int) -> list[str]:
         torch = self._torch
         torch.manual_seed(self.seed)
         inputs = self.tokenizer(prompt, return_tensors="pt")
