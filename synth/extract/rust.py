@@ -275,20 +275,16 @@ def parse_rust(data: bytes, module_path: str) -> RustFile:
                     continue
                 attrs = [n.text.decode() for n in _leading(child) if n.type == "attribute_item"]
                 walk(body, f"{module}::{_field_text(child, 'name')}", in_test or any(_is_test_attr(a) for a in attrs))
-            elif kind == "impl":
-                impl_item = emit(child, "impl", module, in_test)
+            elif kind in ("impl", "trait"):  # the container, then its methods (with bodies)
+                container = emit(child, kind, module, in_test)
                 body = child.child_by_field_name("body")
-                if impl_item is not None and body is not None:
+                if container is not None and body is not None:
                     for member in body.named_children:
                         if member.type == "function_item":
-                            emit(member, "method", module, impl_item.is_test, impl=child)
-            elif kind == "trait":
-                trait = emit(child, "trait", module, in_test)
-                body = child.child_by_field_name("body")
-                if trait is not None and body is not None:
-                    for member in body.named_children:
-                        if member.type == "function_item":
-                            emit(member, "method", module, trait.is_test, trait_of=trait.name)
+                            if kind == "impl":
+                                emit(member, "method", module, container.is_test, impl=child)
+                            else:
+                                emit(member, "method", module, container.is_test, trait_of=container.name)
             elif kind is not None:
                 emit(child, kind, module, in_test)
 

@@ -53,6 +53,12 @@ def _function(root: Node) -> Node | None:
     return None
 
 
+def _function_with_body(root: Node) -> tuple[Node, Node] | tuple[None, None]:
+    fn = _function(root)
+    body = fn.child_by_field_name("body") if fn is not None else None
+    return (fn, body) if body is not None else (None, None)
+
+
 def _bound_names(fn: Node) -> set[str]:
     names = set()
     for n in _walk(fn):
@@ -75,12 +81,12 @@ def _misspell(name: str, taken: set[str]) -> str:
 
 
 def unresolved_name(root: Node, src: bytes) -> list[Edit]:
-    fn = _function(root)
-    if fn is None or fn.child_by_field_name("body") is None:
+    fn, body = _function_with_body(root)
+    if fn is None:
         return []
     bound = _bound_names(fn)
     edits = []
-    for n in _walk(fn.child_by_field_name("body")):
+    for n in _walk(body):
         if n.type == "identifier" and _text(n) in bound and n.parent is not None and \
                 n.parent.type not in ("let_declaration", "parameter", "closure_parameters", "field_initializer") and \
                 n.parent.child_by_field_name("pattern") != n:
@@ -110,9 +116,8 @@ def argument_count(root: Node, src: bytes) -> list[Edit]:
 
 
 def use_after_move(root: Node, src: bytes) -> list[Edit]:
-    fn = _function(root)
-    body = fn.child_by_field_name("body") if fn is not None else None
-    if body is None:
+    fn, body = _function_with_body(root)
+    if fn is None:
         return []
     edits = []
     for n in _walk(fn.child_by_field_name("parameters")):
@@ -141,9 +146,8 @@ def immutable_binding(root: Node, src: bytes) -> list[Edit]:
 
 
 def conflicting_borrow(root: Node, src: bytes) -> list[Edit]:
-    fn = _function(root)
-    body = fn.child_by_field_name("body") if fn is not None else None
-    if body is None:
+    fn, body = _function_with_body(root)
+    if fn is None:
         return []
     statements = [c for c in body.named_children if c.type not in ("line_comment", "block_comment")]
     edits = []
