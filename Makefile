@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 test: setup
-	$(VENV)/bin/ruff check synth oracles benchmarks tests
+	$(VENV)/bin/ruff check synth oracles benchmarks training tests examples/mcp
 	$(VENV)/bin/pytest
 
 demo: setup

@@ -1,0 +1,1 @@
+"""Training side: one chat template, encoding that keeps the answer, curriculum, trainers."""
