@@ -1,0 +1,32 @@
+"""The training loss: cross-entropy over supervised tokens, each row scaled by its `mix_weight`,
+normalised by the number of supervised tokens in the whole optimizer step (all accumulated
+micro-batches), so gradient accumulation gives exactly the update of one big batch. The
+audit's trainer dropped 7 of 8 micro-batch gradients; a per-micro-batch mean is the subtler
+version of the same mistake (short rows get more weight)."""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+IGNORE = -100
+
+
+def supervised_tokens(labels: torch.Tensor) -> int:
+    """Tokens that carry loss (after the shift that aligns predictions with targets)."""
+    return int((labels[:, 1:] != IGNORE).sum())
+
+
+def weighted_token_loss(logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor,
+                        num_items: int, chunk: int = 4096) -> torch.Tensor:
+    """sum over supervised tokens of CE x row weight, / num_items. The CE is computed in chunks of
+    rows x positions so a large vocabulary never materialises one huge float32 copy of the logits."""
+    logits, labels = logits[:, :-1], labels[:, 1:]
+    total = logits.new_zeros(())
+    flat_logits = logits.reshape(-1, logits.shape[-1])
+    flat_labels = labels.reshape(-1)
+    flat_weights = weights[:, None].expand_as(labels).reshape(-1).to(logits.dtype)
+    for start in range(0, flat_labels.shape[0], chunk):
+        part = slice(start, start + chunk)
+        ce = F.cross_entropy(flat_logits[part].float(), flat_labels[part], ignore_index=IGNORE, reduction="none")
+        total = total + (ce * flat_weights[part]).sum()
+    return total / max(1, num_items)
