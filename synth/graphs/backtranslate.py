@@ -21,7 +21,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from oracles.verdict import Candidate, Verdict
-from synth.extract.model import Declaration, standalone_source
+from synth.extract.model import Declaration, language_and_fence, standalone_source
 from synth.llm.client import BudgetExceeded, CallFailed, LLMClient, LLMRequest
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, make_row
@@ -70,7 +70,7 @@ class State(TypedDict, total=False):
 
 
 def _fence(decl: Declaration) -> tuple[str, str]:
-    return ("Rust", "rust") if decl.lang == "rust" else ("Vox", "vox")
+    return language_and_fence(decl.lang)
 
 
 def instruction_prompt(decl: Declaration, feedback: str) -> str:

@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 
 from oracles.crate import Splice
 from oracles.verdict import Candidate
-from synth.extract.model import Declaration, standalone_source
+from synth.extract.model import Declaration, language_and_fence, standalone_source
 from synth.llm.client import LLMClient
 from synth.prompts import system_prompt, template
 from synth.rows import Provenance, Row, Verification, make_row
@@ -43,7 +43,7 @@ class ApiSampler:
 
 def task_from_instruction(decl: Declaration, instruction: str) -> RftTask:
     """An RFT task from an accepted back-translated instruction (the prompt carries the context)."""
-    language, fence = ("Rust", "rust") if decl.lang == "rust" else ("Vox", "vox")
+    language, fence = language_and_fence(decl.lang)
     return RftTask(id=decl.id, decl=decl, prompt=template("rft").format(
         instruction=row_prompt(decl, instruction), language=language, fence=fence).strip())
 
@@ -98,7 +98,7 @@ class State(TypedDict, total=False):
 def build_graph(sampler, oracle, tasks: dict[str, RftTask], config: RftConfig, stats: Counter):
     def sample(state: State) -> State:
         task = tasks[state["task"]]
-        fence = "rust" if task.decl.lang == "rust" else "vox"
+        fence = language_and_fence(task.decl.lang)[1]
         stats["sample_calls"] += 1
         return {"completions": [extract_code(text, fence) for text in sampler.sample(task.prompt, config.k)]}
 

@@ -9,9 +9,11 @@ import difflib
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from oracles.verdict import Candidate, Verdict
-from synth.extract.model import Declaration, standalone_source
+from synth.extract.model import Declaration, language_and_fence, standalone_source
+from synth.jsonl import write_json, write_jsonl
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, Verification, make_row
 
@@ -126,7 +128,7 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
     tmpl_hash = template_hash("repair")
     for m in mutants:
         decl = m.decl
-        language, fence = ("Rust", "rust") if decl.lang == "rust" else ("Vox", "vox")
+        language, fence = language_and_fence(decl.lang)
         instruction = ("Reply with a unified diff (---/+++ headers, @@ hunks) that fixes the declaration."
                        if config.diff else "Reply with the corrected declaration only.")
         prompt = template("repair").format(language=language, fence=fence, context=decl.context.rstrip() or "(none)",
@@ -227,10 +229,6 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
 def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = None) -> dict:
     """The run directory contract: rows/<task>.jsonl and rejected/<task>.jsonl (all languages),
     plus stats/repair.json with the per-operator funnel of each language."""
-    from pathlib import Path
-
-    from synth.jsonl import write_json, write_jsonl
-
     out = Path(out_dir)
     rows = [row for lang in sorted(results) for row in results[lang].rows]
     rejected = [{"lang": lang, **r} for lang in sorted(results) for r in results[lang].rejected]
