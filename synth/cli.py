@@ -112,7 +112,10 @@ def _print_verdict(path: str, verdict) -> None:
 
 
 def cmd_bench(args) -> int:
-    if args.what == "oracle":
+    if args.what == "train":
+        from benchmarks.train_bench import run_train_bench
+        result = run_train_bench(steps=args.steps, repeats=args.repeats, seed=args.seed)
+    elif args.what == "oracle":
         from benchmarks.oracle_bench import run_oracle_bench
         result = run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats, jobs=args.jobs or 1)
     else:
@@ -282,6 +285,58 @@ def cmd_assemble(args) -> int:
     return EXIT_OK
 
 
+def _training_errors():
+    from training.dataset import LeakedSplit
+    from training.manifest import ResumeRefused
+    from training.profile import ProfileError
+    from training.trainer_args import UnknownTrainerArgument
+    return (ProfileError, ResumeRefused, LeakedSplit, UnknownTrainerArgument, FileNotFoundError)
+
+
+def cmd_train(args) -> int:
+    from training.integrity import InertAdapter
+    from training.profile import load_profile
+    overrides = {"output_dir": args.out} if args.out else {}
+    try:
+        profile = load_profile(args.profile, overrides)
+        if args.stage == "sft":
+            from training.sft import run_sft
+            manifest = run_sft(profile, resume=args.resume)
+        else:
+            from training.grpo import run_grpo
+            manifest = run_grpo(profile, resume=args.resume)
+    except _training_errors() as exc:
+        raise UsageError(str(exc)) from exc
+    except InertAdapter as exc:
+        print(f"synth: training failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if not manifest.get("is_main_process", True):
+        return EXIT_OK  # under `accelerate launch` the main process reports
+    brief = {k: manifest.get(k) for k in ("kind", "world_size", "global_step", "step_times", "adapter_check", "data", "oracle")
+             if k in manifest}
+    brief["output_dir"] = profile.output_dir
+    print(json.dumps(brief, indent=None if args.json else 2, default=str))
+    return EXIT_OK
+
+
+def cmd_eval(args) -> int:
+    from training.evaluate import run_eval
+    from training.profile import load_profile
+    from training.rewards import load_tasks, oracles_for
+    try:
+        profile = load_profile(args.profile)
+        tasks_path = args.tasks or profile.eval.tasks
+        oracles = oracles_for(profile.oracle, {t.lang for t in load_tasks(tasks_path)})
+        baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else None
+        result = run_eval(profile.eval, args.model or profile.model, args.adapter, oracles, args.out,
+                          baseline=baseline, seed=profile.seed, tasks_path=tasks_path)
+    except _training_errors() as exc:
+        raise UsageError(str(exc)) from exc
+    print(json.dumps({"summary": result["summary"], "gate": result.get("gate"), "out": args.out},
+                     indent=None if args.json else 2))
+    return EXIT_FAILED if result.get("gate", {}).get("regressed") else EXIT_OK
+
+
 def cmd_demo(args) -> int:
     from synth.demo import run_demo
     return run_demo(vox_binary=args.vox, cache=_open_cache(args))
@@ -307,7 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="print the figures the issues ask for")
     common(bench)
-    bench.add_argument("what", choices=["oracle", "extract"])
+    bench.add_argument("what", choices=["oracle", "extract", "train"])
+    bench.add_argument("--steps", type=int, default=12, help="train: optimizer steps per measured run")
     bench.add_argument("--n", type=int, default=500)
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)
@@ -350,6 +406,24 @@ def build_parser() -> argparse.ArgumentParser:
     assemble.add_argument("--no-parquet", action="store_true")
     assemble.add_argument("--json", action="store_true")
     assemble.set_defaults(func=cmd_assemble)
+
+    train = sub.add_parser("train", help="LoRA SFT or GRPO on a snapshot (see docs in README)")
+    train.add_argument("stage", choices=["sft", "grpo"])
+    train.add_argument("--profile", required=True, help="training profile (TOML, or synth.toml with [train])")
+    train.add_argument("--out", help="output directory (overrides the profile's output_dir)")
+    train.add_argument("--resume", action="store_true", help="resume the latest checkpoint (same data only)")
+    train.add_argument("--json", action="store_true")
+    train.set_defaults(func=cmd_train)
+
+    evaluate = sub.add_parser("eval", help="pass@k and compile rate on held-out tasks, with a regression gate")
+    evaluate.add_argument("--profile", required=True)
+    evaluate.add_argument("--model", help="model directory (default: the profile's model)")
+    evaluate.add_argument("--adapter", help="LoRA adapter directory to apply")
+    evaluate.add_argument("--tasks", help="tasks JSONL (default: [eval] tasks of the profile)")
+    evaluate.add_argument("--baseline", help="an earlier eval JSON: fail (exit 1) on a significant regression")
+    evaluate.add_argument("--out", required=True, help="where to write the evaluation JSON")
+    evaluate.add_argument("--json", action="store_true")
+    evaluate.set_defaults(func=cmd_eval)
 
     demo = sub.add_parser("demo", help="the offline job on the bundled examples (spends nothing)")
     common(demo)

@@ -11,7 +11,7 @@ from oracles.verdict import Candidate
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.graphs.backtranslate import ModelSpec
-from synth.graphs.rft import ApiSampler, RftConfig, pass_at, run_rft, task_from_instruction
+from synth.graphs.rft import ApiSampler, RftConfig, run_rft, task_from_instruction
 from synth.llm.client import LLMClient
 from synth.llm.ledger import Ledger
 from synth.llm.response_cache import ResponseCache
@@ -53,11 +53,6 @@ def test_rft_keeps_compiling_samples_and_pairs_them(tasks, tmp_path, monkeypatch
     assert all(fresh.check_solo(Candidate.of(r.checked_source)).passed for r in result.rows)
     assert by_name_stats["lcm"]["pass@1"] == 0.25 and by_name_stats["lcm"]["pass@4"] == 1.0
     assert by_name_stats["is_prime"]["pass@4"] == 0.0
-
-
-def test_pass_at_k():
-    assert pass_at(1, 10, 3) == pytest.approx(0.3)
-    assert pass_at(10, 10, 1) == 1.0 and pass_at(5, 10, 0) == 0.0
 
 
 def _tiny_model(path):

@@ -18,15 +18,25 @@ def supervised_tokens(labels: torch.Tensor) -> int:
 
 def weighted_token_loss(logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor,
                         num_items: int, chunk: int = 4096) -> torch.Tensor:
-    """sum over supervised tokens of CE x row weight, / num_items. The CE is computed in chunks of
+    """sum over supervised tokens of CE x weight, / num_items. `weights` per row [B] or per token [B, T]. The CE is computed in chunks of
     rows x positions so a large vocabulary never materialises one huge float32 copy of the logits."""
     logits, labels = logits[:, :-1], labels[:, 1:]
     total = logits.new_zeros(())
     flat_logits = logits.reshape(-1, logits.shape[-1])
     flat_labels = labels.reshape(-1)
-    flat_weights = weights[:, None].expand_as(labels).reshape(-1).to(logits.dtype)
+    weights = weights[:, None].expand_as(labels) if weights.dim() == 1 else weights[:, 1:]
+    flat_weights = weights.reshape(-1).to(logits.dtype)
     for start in range(0, flat_labels.shape[0], chunk):
         part = slice(start, start + chunk)
         ce = F.cross_entropy(flat_logits[part].float(), flat_labels[part], ignore_index=IGNORE, reduction="none")
         total = total + (ce * flat_weights[part]).sum()
     return total / max(1, num_items)
+
+
+def weighted_nll(token_log_probs: torch.Tensor, token_weights: torch.Tensor, num_items: int | torch.Tensor
+                 ) -> torch.Tensor:
+    """The same loss from per-token log-probabilities already aligned with the shifted labels
+    (zero where nothing is supervised), as TRL's fused LM head returns them without building the
+    logits: sum of -log p x weight, / the optimizer step's supervised tokens."""
+    total = -(token_log_probs.float() * token_weights.to(token_log_probs.device).float()).sum()
+    return total / torch.as_tensor(num_items, device=total.device).clamp(min=1)

@@ -18,6 +18,7 @@ from synth.extract.model import Declaration, language_and_fence, standalone_sour
 from synth.llm.client import LLMClient
 from synth.prompts import system_prompt, template
 from synth.rows import Provenance, Row, Verification, make_row
+from training.passk import pass_at_k
 
 from .backtranslate import ModelSpec, row_prompt
 from .instructions import defines, extract_code
@@ -75,16 +76,6 @@ def normalize(code: str) -> str:
     """For deduplication: comments dropped, whitespace collapsed."""
     code = re.sub(r"//[^\n]*", "", code)
     return " ".join(code.split())
-
-
-def pass_at(k: int, n: int, c: int) -> float:
-    """Unbiased pass@k from n samples of which c passed."""
-    if n - c < k:
-        return 1.0
-    prob = 1.0
-    for i in range(n - c + 1, n + 1):
-        prob *= 1 - k / i
-    return 1 - prob
 
 
 class State(TypedDict, total=False):
@@ -156,8 +147,8 @@ def run_rft(tasks: list[RftTask], sampler, oracle, config: RftConfig | None = No
         kept, failing = select(task, completions, passed, config.cap_per_task)
         n, c = len(completions), sum(passed)
         result.tasks.append({"task": task.id, "samples": n, "compiled": c, "kept": len(kept),
-                             "pass@1": round(pass_at(1, n, c), 4) if n else 0.0,
-                             f"pass@{config.k}": round(pass_at(min(config.k, n), n, c), 4) if n else 0.0})
+                             "pass@1": round(pass_at_k(n, c, 1), 4) if n else 0.0,
+                             f"pass@{config.k}": round(pass_at_k(n, c, min(config.k, n)), 4) if n else 0.0})
         test_of = dict(zip(completions, final.get("tests") or [None] * len(completions)))
         for code in kept:
             source = standalone_source(task.decl, code)

@@ -16,6 +16,7 @@ class LocalSampler:
     temperature: float = 0.8
     top_p: float = 0.95
     seed: int = 0
+    adapter: str | Path | None = None  # a LoRA adapter directory applied on top (peft)
 
     def __post_init__(self):
         import torch
@@ -24,13 +25,16 @@ class LocalSampler:
         self._torch = torch
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
         self.model = AutoModelForCausalLM.from_pretrained(str(self.model_dir), local_files_only=True)
+        if self.adapter:
+            from peft import PeftModel
+            self.model = PeftModel.from_pretrained(self.model, str(self.adapter), local_files_only=True)
         self.model.eval()
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
 
     @property
     def name(self) -> str:
-        return f"local:{Path(self.model_dir).name}"
+        return f"local:{Path(self.model_dir).name}" + (f"+{Path(self.adapter).name}" if self.adapter else "")
 
     def sample(self, prompt: str, k: int) -> list[str]:
         """k completions of `prompt` (the prompt itself is not part of them). One call at a time:
@@ -45,6 +49,7 @@ class LocalSampler:
         with torch.no_grad():
             out = self.model.generate(**inputs, do_sample=True, temperature=self.temperature, top_p=self.top_p,
                                       max_new_tokens=self.max_new_tokens, num_return_sequences=k,
-                                      pad_token_id=self.tokenizer.pad_token_id)
+                                      pad_token_id=self.tokenizer.pad_token_id,
+                                      eos_token_id=self.tokenizer.eos_token_id)
         prompt_len = inputs["input_ids"].shape[1]
         return [self.tokenizer.decode(seq[prompt_len:], skip_special_tokens=True) for seq in out]

@@ -1,0 +1,52 @@
+"""pass@k with the unbiased estimator (Chen et al. 2021), and a regression gate from a paired
+bootstrap over tasks: with ~50 tasks a fixed "drop of 2 points" is noise; the gate fails only
+when the confidence interval of the change lies entirely below zero."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Probability that at least one of k samples drawn without replacement from n (c correct)
+    passes: 1 - C(n-c, k) / C(n, k), as a stable product."""
+    if not 0 <= c <= n or k < 1 or k > n:
+        raise ValueError(f"pass@k needs 0 <= c <= n and 1 <= k <= n (n={n}, c={c}, k={k})")
+    if n - c < k:
+        return 1.0
+    prob = 1.0
+    for i in range(n - c + 1, n + 1):
+        prob *= 1.0 - k / i
+    return 1.0 - prob
+
+
+@dataclass
+class Gate:
+    delta: float  # mean per-task change (new - baseline)
+    low: float
+    high: float
+    confidence: float
+    tasks: int
+
+    @property
+    def regressed(self) -> bool:
+        return self.high < 0
+
+    def as_dict(self) -> dict:
+        return {"delta": round(self.delta, 6), "ci": [round(self.low, 6), round(self.high, 6)],
+                "confidence": self.confidence, "tasks": self.tasks, "regressed": self.regressed}
+
+
+def bootstrap_gate(baseline: dict[str, float], new: dict[str, float], resamples: int = 2000,
+                   confidence: float = 0.95, seed: int = 0) -> Gate:
+    """Paired bootstrap over the tasks both runs share (per-task scores, e.g. pass@1)."""
+    shared = sorted(set(baseline) & set(new))
+    if not shared:
+        raise ValueError("the baseline and this evaluation share no task")
+    diffs = [new[t] - baseline[t] for t in shared]
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs) for _ in range(resamples))
+    tail = (1 - confidence) / 2
+    low = means[int(tail * (resamples - 1))]
+    high = means[int((1 - tail) * (resamples - 1) + 0.5)]
+    return Gate(delta=sum(diffs) / len(diffs), low=low, high=high, confidence=confidence, tasks=len(shared))

@@ -1,0 +1,130 @@
+"""The training profile (TOML): every field the user sets, validated, with unknown keys rejected.
+The audit's trainer ignored half its profile; here each field maps to a trainer or LoRA argument
+(`training/trainer_args.py`) and a test changes each one and watches the resolved config move."""
+from __future__ import annotations
+
+import difflib
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Lora(_Strict):
+    r: int = Field(16, gt=0)
+    alpha: int = Field(32, gt=0)
+    dropout: float = Field(0.05, ge=0, lt=1)
+    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+
+
+class Optim(_Strict):
+    """Shared by SFT and GRPO."""
+    learning_rate: float = Field(2e-4, gt=0)
+    lr_scheduler: str = "cosine"
+    warmup_ratio: float = Field(0.03, ge=0, lt=1)
+    weight_decay: float = Field(0.0, ge=0)
+    max_grad_norm: float = Field(1.0, gt=0)
+    optimizer: str = "adamw_torch"
+    batch_size: int = Field(4, gt=0)  # rows per device per micro-batch
+    grad_accum: int = Field(8, gt=0)
+    epochs: float = Field(1.0, gt=0)
+    max_steps: int = -1  # > 0 overrides epochs
+    logging_steps: int = Field(10, gt=0)
+    save_steps: int = Field(0, ge=0)  # 0: save at the end only
+    bf16: bool = False
+
+
+class Sft(Optim):
+    max_length: int = Field(2048, gt=16)
+    # padding_free: rows of a micro-batch end to end, no pad at all (fastest with varlen attention
+    # kernels, e.g. flash-attention on GPU); bucketed: padded batches of rows of similar length
+    # (best with plain SDPA, e.g. on CPU); padded: pad to the longest row of a random batch.
+    packing: Literal["padding_free", "bucketed", "padded"] = "padding_free"
+
+
+class Grpo(Optim):
+    learning_rate: float = Field(1e-5, gt=0)
+    tasks: str = ""  # tasks JSONL: id, lang, prompt, and optionally context, tests, must_define
+    num_generations: int = Field(8, gt=1)
+    max_completion_length: int = Field(256, gt=0)
+    temperature: float = Field(0.8, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    beta: float = Field(0.0, ge=0)
+    reward_weights: dict[str, float] = Field(default_factory=lambda: {"compile": 1.0, "tests": 1.0, "format": 0.2})
+
+
+class Eval(_Strict):
+    tasks: str = ""
+    k: int = Field(5, gt=0)  # pass@k is reported for 1 and k
+    samples: int = Field(10, gt=0)  # n samples per task (n >= k)
+    temperature: float = Field(0.8, gt=0)
+    top_p: float = Field(0.95, gt=0, le=1)
+    max_new_tokens: int = Field(256, gt=0)
+    bootstrap: int = Field(2000, gt=99)
+    confidence: float = Field(0.95, gt=0.5, lt=1)
+
+
+class Oracle(_Strict):
+    rustc: str = "rustc"
+    edition: str = "2021"
+    vox: str = "vox"
+
+
+class Profile(_Strict):
+    model: str  # a local model directory (weights + tokenizer); nothing is downloaded
+    data: str = ""  # a snapshot directory (train.jsonl, val.jsonl) from `synth assemble`
+    output_dir: str = "runs/train"
+    seed: int = 0
+    lora: Lora = Field(default_factory=Lora)
+    sft: Sft = Field(default_factory=Sft)
+    grpo: Grpo = Field(default_factory=Grpo)
+    eval: Eval = Field(default_factory=Eval)
+    oracle: Oracle = Field(default_factory=Oracle)
+
+
+class ProfileError(ValueError):
+    pass
+
+
+def load_profile(path: str | Path, overrides: dict | None = None) -> Profile:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ProfileError(f"{path}: {exc}") from exc
+    data = data.get("train", data)  # a [train] table of synth.toml, or a profile file of its own
+    for key, value in (overrides or {}).items():
+        data[key] = value
+    base = path.parent
+    for key in ("model", "data", "output_dir"):
+        if isinstance(data.get(key), str) and data[key] and not Path(data[key]).is_absolute():
+            data[key] = str(base / data[key])
+    for section in ("grpo", "eval"):
+        tasks = data.get(section, {}).get("tasks")
+        if tasks and not Path(tasks).is_absolute():
+            data[section]["tasks"] = str(base / tasks)
+    return parse_profile(data, str(path))
+
+
+def parse_profile(data: dict, where: str = "profile") -> Profile:
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        raise ProfileError(f"{where}: " + "; ".join(_explain(e) for e in exc.errors())) from exc
+
+
+def _explain(error: dict) -> str:
+    loc = ".".join(str(p) for p in error["loc"])
+    if error["type"] == "extra_forbidden":
+        *parent, name = error["loc"]
+        model = Profile
+        for part in parent:
+            model = model.model_fields[part].annotation
+        hint = difflib.get_close_matches(str(name), list(model.model_fields), n=1)
+        return f"unknown key {loc!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+    return f"{loc}: {error['msg']}"

@@ -1,0 +1,122 @@
+"""`synth train sft`: LoRA SFT with TRL's SFTTrainer on a snapshot.
+
+Our parts, each tested alone: rows are encoded with the answer-keeping truncation and their
+`mix_weight` (dataset.py), batched padding-free (collate.py), ordered by the curriculum sampler,
+and the loss is the weighted token loss normalised over the whole optimizer step (loss.py),
+computed from TRL's fused LM head. Every run checks its split, writes a manifest and fails if the
+adapter it produced is inert."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import torch
+from trl import SFTConfig, SFTTrainer
+
+from .chat import chat_template
+from .collate import WeightedCollator
+from .curriculum import CurriculumSampler
+from .dataset import check_grouped_split, encode_rows, load_split, snapshot_fingerprint
+from .integrity import lora_snapshot, require_live_adapter
+from .loss import weighted_nll
+from .manifest import RunRecorder, check_resume, git_state, library_versions, step_time_stats, write_manifest
+from .profile import Profile
+from .trainer_args import batching, build, lora_kwargs, resolved, sft_kwargs
+
+
+class WeightedSFTTrainer(SFTTrainer):
+    """SFTTrainer with per-token loss weights and the curriculum order."""
+
+    def __init__(self, *args, difficulties: list[int], lengths: list[int] | None = None, **kwargs):
+        self._difficulties, self._lengths = difficulties, lengths
+        super().__init__(*args, **kwargs)
+
+    def _get_train_sampler(self, train_dataset=None):
+        return CurriculumSampler(self._difficulties, self.args.seed, self._lengths,
+                                 self.args.per_device_train_batch_size)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        weights = inputs.pop("token_weights")
+        if num_items_in_batch is None:
+            if model.training:  # without it each micro-batch would be averaged on its own (audit defect)
+                raise RuntimeError("the trainer did not count the optimizer step's supervised tokens")
+            num_items_in_batch = (inputs["labels"][:, 1:] != -100).sum()
+        outputs = model(**inputs, use_cache=False, fused_lm_head=True)
+        loss = weighted_nll(outputs.log_probs, weights[:, 1:], num_items_in_batch)
+        if self.args.average_tokens_across_devices and model.training:
+            loss = loss * self.accelerator.num_processes  # the count spans all ranks; DDP averages gradients
+        return (loss, outputs) if return_outputs else loss
+
+
+def load_model(model_dir: str):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    if not Path(model_dir).is_dir():
+        raise FileNotFoundError(f"model {model_dir!r} is not a local directory (nothing is downloaded)")
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+    tokenizer.chat_template = chat_template()  # the one template: train, serve and eval
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
+    return model, tokenizer
+
+
+def build_trainer(profile: Profile, train_rows: list[dict], val_rows: list[dict], model, tokenizer,
+                  output_dir: str, data_fingerprint: str):
+    from datasets import Dataset
+    from peft import LoraConfig
+
+    args = build(SFTConfig, sft_kwargs(profile, output_dir))
+    lora = build(LoraConfig, lora_kwargs(profile))
+    batch = batching(profile)
+    train = encode_rows(train_rows, tokenizer, batch["max_length"])
+    val = encode_rows(val_rows, tokenizer, batch["max_length"])
+    if not train.rows:
+        raise ValueError(f"no trainable rows: {train.stats}")
+    recorder = RunRecorder(data_fingerprint)
+    trainer = WeightedSFTTrainer(
+        model=model, args=args, train_dataset=Dataset.from_list(train.rows),
+        eval_dataset=Dataset.from_list(val.rows) if val.rows else None, processing_class=tokenizer,
+        data_collator=WeightedCollator(tokenizer.pad_token_id, padding_free=batch["padding_free"]),
+        peft_config=lora, callbacks=[recorder], difficulties=[r["difficulty"] for r in train.rows],
+        lengths=[len(r["input_ids"]) for r in train.rows] if batch["bucketed"] else None)
+    return trainer, recorder, {"train": train.stats, "val": val.stats}, resolved(trainer.args, lora, batch)
+
+
+def run_sft(profile: Profile, resume: bool = False, merge: bool = True) -> dict:
+    launched = {"git": git_state(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    out = Path(profile.output_dir)
+    train_rows, val_rows = load_split(profile.data)
+    groups = check_grouped_split(train_rows, val_rows)
+    data_fingerprint = snapshot_fingerprint(profile.data)
+    checkpoint = str(check_resume(out, data_fingerprint)) if resume else None
+    model, tokenizer = load_model(profile.model)
+    trainer, recorder, encode_stats, config = build_trainer(profile, train_rows, val_rows, model, tokenizer,
+                                                           str(out), data_fingerprint)
+    initial = lora_snapshot(trainer.model)
+    manifest = {"kind": "sft", **launched, "data": {"dir": profile.data, "fingerprint": data_fingerprint,
+                                                    "groups": groups, **encode_stats},
+                "model": profile.model, "profile": profile.model_dump(), "resolved": config,
+                "versions": library_versions(), "resumed_from": checkpoint, "status": "running"}
+    main = trainer.is_world_process_zero()  # under `accelerate launch`, one writer
+    manifest["world_size"] = trainer.accelerator.num_processes
+    if main:
+        write_manifest(out, manifest)
+    result = trainer.train(resume_from_checkpoint=checkpoint)
+    probe = torch.tensor([trainer.train_dataset[0]["input_ids"][:64]], device=trainer.model.device)
+    adapter = require_live_adapter(trainer.model, initial, probe)  # same seed: same initial LoRA on resume
+    evaluation = trainer.evaluate() if trainer.eval_dataset is not None else {}
+    trainer.save_model(str(out / "adapter"))  # saves on the main process only
+    if main:
+        tokenizer.save_pretrained(str(out / "adapter"))
+    if merge and main:
+        merged = trainer.model.merge_and_unload()
+        merged.save_pretrained(str(out / "merged"))
+        tokenizer.save_pretrained(str(out / "merged"))
+    manifest.update(status="done", train_metrics=result.metrics, eval_metrics=evaluation,
+                    step_times=step_time_stats(recorder.durations), log_history=recorder.logs,
+                    adapter_check=adapter.__dict__,
+                    global_step=trainer.state.global_step)
+    if main:
+        write_manifest(out, manifest)
+    manifest["is_main_process"] = main
+    return manifest
