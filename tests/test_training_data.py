@@ -81,3 +81,39 @@ def test_shuffle_within_difficulty_new_each_epoch():
     assert within != sorted(within)  # shuffled, not file order
     assert [r["id"] for r in first] != [r["id"] for r in second]  # a new order each epoch
     assert epoch_order(rows, seed=0, epoch=0) == first  # seeded
+
+
+def test_grpo_and_eval_send_the_served_prompt_and_training_sees_the_same_prefix(tokenizer, tmp_path):
+    """T2/T3 across the three code paths: GRPO's prompts, eval's sampler input and the prefix of a
+    training row are the same bytes as `serve_prompt`."""
+    import json
+
+    from training.evaluate import evaluate
+    from training.grpo import task_dataset
+    from training.profile import Eval
+    from training.rewards import Task
+
+    task = Task(id="t", lang="rust", prompt="Write gcd.")
+    assert task_dataset([task])["prompt"] == [serve_prompt("Write gcd.")]
+
+    class Recording:  # a model stand-in: records what eval sends it
+        name, seen = "recording", []
+
+        def sample(self, prompt, k):
+            self.seen.append(prompt)
+            return ["```rust\nfn gcd() {}\n```"] * k
+
+    class AcceptAll:
+        def check(self, candidates):
+            from oracles.verdict import Verdict
+            return [Verdict(candidate_id=c.id, passed=True, oracle="x", toolchain="x") for c in candidates]
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(task.model_dump()) + "\n")
+    sampler = Recording()
+    evaluate(Eval(tasks=str(tasks), k=1, samples=2), sampler, {"rust": AcceptAll()})
+    assert sampler.seen == [serve_prompt("Write gcd.")]
+    enc = encode([{"role": "user", "content": "Write gcd."}, {"role": "assistant", "content": "fn gcd() {}"}],
+                 tokenizer, 4096)
+    prompt_len = enc.labels.index(next(t for t in enc.labels if t != IGNORE))
+    assert tokenizer.decode(enc.input_ids[:prompt_len]) == serve_prompt("Write gcd.")
