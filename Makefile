@@ -3,15 +3,21 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)
 
-.PHONY: setup test demo bench clean
+.PHONY: setup test demo bench clean browser
 
-setup: $(STAMP)
+setup: $(STAMP) browser
 
 $(STAMP): pyproject.toml
 	@command -v rustc >/dev/null && command -v cargo >/dev/null || { echo "rustc and cargo are required (the Rust oracle)"; exit 2; }
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+# `synth report` is checked in a real headless browser: Debian's chromium (installed if missing).
+browser:
+	@command -v chromium >/dev/null || if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "install Debian's chromium (apt-get install chromium): the report test needs it"; exit 2; fi
 
 test: setup
 	$(VENV)/bin/ruff check synth oracles benchmarks training tests examples/mcp

@@ -36,6 +36,10 @@ FAILING = [
     ("E0382", "pub fn moved_{k}() -> usize {{\n    let v = vec![{k}];\n    let w = v;\n    v.len() + w.len()\n}}\n"),
     ("E0061", "fn two_{k}(a: i32, b: i32) -> i32 {{ a + b }}\n\npub fn call_two_{k}() -> i32 {{\n    two_{k}({k})\n}}\n"),
     ("E0599", "pub fn no_method_{k}() -> usize {{\n    let s = String::from(\"{k}\");\n    s.no_such_method_{k}()\n}}\n"),
+    # A closure's type names its place (`{{closure@FILE:LINE:COL}}`): the batch's line must not leak.
+    ("E0599", "use std::collections::BTreeMap;\npub struct Stock{k} {{ items: BTreeMap<String, u32> }}\n"
+              "impl Stock{k} {{\n    pub fn units(&self) -> u64 {{\n"
+              "        self.items.values().map(|&n| n as u64).total()\n    }}\n}}\n"),
     ("E0384", "pub fn immut_{k}() -> i32 {{\n    let x = {k};\n    x = x + 1;\n    x\n}}\n"),
     ("E0502", "pub fn borrow_{k}() {{\n    let mut v = vec![{k}];\n    let first = &v[0];\n    v.push(1);\n    println!(\"{{}}\", first);\n}}\n"),
     ("E0277", "pub fn add_str_{k}() -> i32 {{\n    {k} + \"x\"\n}}\n"),

@@ -53,6 +53,7 @@ class RustConfig:
 @dataclass
 class OracleStats:
     compiler_runs: int = 0
+    candidates_compiled: int = 0  # candidates not answered by the cache (the compiler's work)
     batch_runs: int = 0
     solo_runs: int = 0
     bisections: int = 0
@@ -96,6 +97,7 @@ class RustOracle:
                 verdicts[i] = hit
             else:
                 todo.append(i)
+        self.stats.candidates_compiled += len(todo)
         screens = {i: screen(candidates[i].text) for i in todo}
         solo = [i for i in todo if screens[i].solo_reason]
         for i in solo:
@@ -249,6 +251,7 @@ class RustOracle:
         if hit is not None:
             return hit
         start = time.monotonic()
+        self.stats.candidates_compiled += 1
         with self.sandbox.workdir() as wd:
             (wd / SOLO_FILE).write_text(cand.text)
             argv = [self.rustc, "--test", "--error-format=json", "--edition", self.config.edition,

@@ -88,8 +88,43 @@ def _notes(diag: dict) -> list[str]:
 
 def _order_dependent(child: dict) -> bool:
     """rustc says "`#[warn(x)]` on by default" only at a lint's first firing in the whole crate,
-    so whether a candidate gets it depends on its neighbours: never part of a verdict."""
-    return child.get("level") == "note" and child.get("message", "").endswith("on by default")
+    so whether a candidate gets it depends on its neighbours: never part of a verdict. Neither is
+    the note that a long type name "has been written to" a file with a random name in the (deleted)
+    work directory, nor its companion hint."""
+    message = child.get("message", "")
+    return child.get("level") == "note" and (message.endswith("on by default") or LONG_TYPE_FILE in message
+                                             or message.startswith(VERBOSE_HINT))
+
+
+LONG_TYPE_FILE = "has been written to"
+VERBOSE_HINT = "consider using `--verbose` to print the full type name"
+
+
+def _relocate(diag: dict, file_name: str, offset: int) -> dict:
+    """rustc names places in type names (`{closure@batch.rs:2059:33}`): rewrite them to the
+    candidate's own line, as checking it alone would print them."""
+    pattern = re.compile(r"@" + re.escape(file_name) + r":(\d+):(\d+)(?:: (\d+):(\d+))?")
+
+    def place(m):
+        text = f"@{int(m.group(1)) - offset}:{m.group(2)}"
+        return text + (f": {int(m.group(3)) - offset}:{m.group(4)}" if m.group(3) else "")
+
+    return _rewrite_texts(diag, lambda text: pattern.sub(place, text))
+
+
+def _rewrite_texts(diag: dict, rewrite) -> dict:
+    """`diag` with `rewrite` applied to every human text in it (messages, labels, suggestions)."""
+    def fix(value):
+        if isinstance(value, str):
+            return rewrite(value)
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        if isinstance(value, dict):
+            return {k: (fix(v) if k in ("message", "label", "suggested_replacement", "children", "spans") else v)
+                    for k, v in value.items()}
+        return value
+
+    return fix(diag)
 
 
 def is_summary(diag: dict) -> bool:
@@ -101,18 +136,7 @@ def _strip_own_module(diag: dict, module: str) -> dict:
     no longer unique in the batch). For the candidate's top-level items the two are the same path,
     so the wrapper is removed; anything else mentioning a batch module stays and is contaminated."""
     pattern = re.compile(r"(crate::)?" + re.escape(module) + r"::(?=[A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_]|::))")
-
-    def fix(value):
-        if isinstance(value, str):
-            return pattern.sub(lambda m: m.group(1) or "", value)
-        if isinstance(value, list):
-            return [fix(v) for v in value]
-        if isinstance(value, dict):
-            return {k: (fix(v) if k in ("message", "label", "suggested_replacement", "children", "spans") else v)
-                    for k, v in value.items()}
-        return value
-
-    return fix(diag)
+    return _rewrite_texts(diag, lambda text: pattern.sub(lambda m: m.group(1) or "", text))
 
 
 def locate(diag: dict, file_name: str, regions: list[Region], modules: list[str | None] | None = None) -> Located:
@@ -129,11 +153,16 @@ def locate(diag: dict, file_name: str, regions: list[Region], modules: list[str 
     region = regions[index]
     if modules and modules[index] and any(modules[index] in t for t in _all_text(diag)):
         diag = _strip_own_module(diag, modules[index])
-    contaminated = any(BATCH_MARK in t for t in _all_text(diag)) or any(
+    offset = region.first - 1
+    places = [int(m) for t in _all_text(diag) for m in re.findall("@" + re.escape(file_name) + r":(\d+):", t)]
+    foreign_place = any(line not in region for line in places)  # a type born in another candidate
+    if places:
+        diag = _relocate(diag, file_name, offset)
+        sites = [s for s in (_site(sp, file_name) for sp in diag.get("spans", []) if sp.get("is_primary")) if s]
+    contaminated = foreign_place or any(BATCH_MARK in t for t in _all_text(diag)) or any(
         sp.get("file_name") == file_name and not (sp["line_start"] in region and sp["line_end"] in region)
         for sp in _all_spans(diag))
     primary = sites[0]
-    offset = region.first - 1
     code = (diag.get("code") or {}).get("code")
     diagnostic = Diagnostic(
         code=code, severity=level, message=diag.get("message", ""),

@@ -42,6 +42,7 @@ class VoxConfig:
 @dataclass
 class VoxStats:
     compiler_runs: int = 0
+    candidates_compiled: int = 0
     cache_hits: int = 0
 
 
@@ -121,6 +122,7 @@ class VoxOracle:
 
     def _run(self, cand: Candidate, args: tuple[str, ...], timeout_s: float, untrusted: bool):
         self.stats.compiler_runs += 1
+        self.stats.candidates_compiled += 1
         with self.sandbox.workdir() as wd:
             (wd / CANDIDATE_FILE).write_text(cand.text)
             argv = [self.binary, *args, *self.config.extra_args, CANDIDATE_FILE]

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 DEFAULT_CACHE = Path("cache") / "verdicts"
 
 
@@ -112,7 +112,10 @@ def _print_verdict(path: str, verdict) -> None:
 
 
 def cmd_bench(args) -> int:
-    if args.what == "train":
+    if args.what == "refresh":
+        from benchmarks.refresh_bench import run_refresh_bench
+        result = run_refresh_bench(n=args.n if args.n != 500 else 300, seed=args.seed)
+    elif args.what == "train":
         from benchmarks.train_bench import run_train_bench
         result = run_train_bench(steps=args.steps, repeats=args.repeats, seed=args.seed)
     elif args.what == "oracle":
@@ -217,6 +220,121 @@ def print_operator_table(result, lang: str) -> None:
     console.print(f"{len(result.rows)} {lang} rows; codes: {codes}")
 
 
+def _load_config(args):
+    from synth.config import ConfigError, load_config
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    if getattr(args, "out", None):
+        config.run.out = str(Path(args.out).resolve())
+    return config
+
+
+def cmd_plan_config(args) -> int:
+    from synth.llm.prices import PriceMissing
+    from synth.pipeline.plan import plan_run
+    config = _load_config(args)
+    try:
+        plan = plan_run(config, args.max_spend)
+    except PriceMissing as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        print(json.dumps(plan))
+        return EXIT_OK
+    from rich.console import Console
+    from rich.table import Table
+    table = Table("stage", "model", "items", "calls", "cache hits", "input tok", "output tok", "expected $",
+                  "worst $", "rows", "compile (s)", "attrition", title="plan: what `synth run` would do (no call made)")
+    for r in plan["stages"] + [{**plan["total"], "stage": "total", "model": "", "attrition": ""}]:
+        table.add_row(r["stage"], r["model"], str(r["items"]), f"{r['calls']:g}", str(r["cache_hits"]),
+                      str(int(r["input_tokens"])), f"{r['expected_output_tokens']:.0f}", f"{r['expected_cost_usd']:.4f}",
+                      f"{r['worst_case_usd']:.4f}", f"{r['expected_rows']:.0f}", f"{r['compiler_s']:.2f}",
+                      r["attrition"])
+    console = Console(width=max(140, Console().width), highlight=False)
+    console.print(table)
+    from rich.markup import escape
+    for name, why in plan["skipped"].items():
+        console.print(f"skipped: {name}: {escape(why)}")
+    for note in plan["notes"]:
+        console.print(f"note: {escape(note)}")
+    return EXIT_OK
+
+
+def cmd_run(args, refresh: bool = False) -> int:
+    from synth.pipeline.run import Locked, run_pipeline
+    config = _load_config(args)
+    if args.max_spend is not None and args.max_spend < 0:
+        raise UsageError("--max-spend must be >= 0")
+    quiet = args.json or refresh
+    try:
+        if quiet:
+            summary = run_pipeline(config, args.max_spend, batch=getattr(args, "batch", None) or None)
+        else:
+            summary = _run_with_progress(config, args.max_spend)
+    except Locked as exc:
+        print(f"synth: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
+    result = summary.as_dict()
+    if args.json:
+        print(json.dumps(result))
+    else:
+        _print_run(result, refresh)
+    return EXIT_FAILED if summary.attention else EXIT_OK
+
+
+def _run_with_progress(config, max_spend):
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from synth.pipeline.run import PAID_STAGES, run_pipeline
+    console = Console(highlight=False)
+    cap = config.budget.max_spend_usd if max_spend is None else max_spend
+    enabled = [n for n in ("repair", *PAID_STAGES) if getattr(config.stages, n).enabled]
+    if cap <= 0 and config.paid_stages():
+        console.print(f"spending cap is $0: only stages that spend nothing run (skipped: {', '.join(config.paid_stages())})")
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[status]}"))
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task("stages", total=len(enabled), status="extracting...")
+
+        def progress(name, output, spent):
+            reasons = ", ".join(f"{k} {v}" for k, v in output.reasons().most_common(3)) or "none"
+            bar.update(task, advance=1, status=f"{name}: kept {len(output.rows)}, rejected {len(output.rejected)} "
+                                               f"({reasons}); spent ${spent:.4f} of ${cap:.2f}")
+        summary = run_pipeline(config, max_spend, progress=progress)
+        bar.update(task, completed=len(enabled))
+    return summary
+
+
+def _print_run(result: dict, refresh: bool) -> None:
+    for name, stage in result["stages"].items():
+        print(f"{name:>14}: {stage['items']} items ({stage['reused']} reused, {stage['processed']} processed, "
+              f"{stage['undone']} undone) -> {stage['rows']} rows, {stage['rejected']} rejected, "
+              f"${stage['spent_usd']:.4f}")
+    for name, why in result["skipped"].items():
+        print(f"{name:>14}: skipped ({why})")
+    diff = result["diff"]["total"]
+    print(f"spent ${result['spent_usd']:.4f} of ${result['cap_usd']:.2f}; {result['llm_calls']} LLM calls "
+          f"({result['llm_cache_hits']} cache hits); {result['compiler_runs']} compiler runs "
+          f"({result['candidates_compiled']} candidates compiled)")
+    print(f"snapshot {result['snapshot']}: +{diff['added']} -{diff['removed']} ~{diff['changed']} rows vs the previous one")
+    if result.get("batch_submitted"):
+        print(f"batch mode: {result['batch_submitted']} request(s) submitted; their answers are used by the next refresh")
+    for item in result["attention"]:
+        print(f"needs attention: {item}")
+
+
+def cmd_report(args) -> int:
+    from synth.report import ReportError, write_report
+    try:
+        path = write_report(args.run_dir, args.out, train_dirs=args.train or [])
+    except ReportError as exc:
+        raise UsageError(str(exc)) from exc
+    print(json.dumps({"report": str(path)}) if args.json else f"report -> {path}")
+    return EXIT_OK
+
+
 def cmd_plan(args) -> int:
     """Dry run over a file of requests (one JSON object a line: stage, provider, model, messages,
     max_tokens, n, free, template_hash, base_url). Makes no call."""
@@ -226,8 +344,10 @@ def cmd_plan(args) -> int:
     from synth.llm.prices import PriceMissing, PriceTable
     from synth.llm.response_cache import ResponseCache
 
+    if args.config:
+        return cmd_plan_config(args)
     if not args.requests:
-        raise UsageError("nothing to plan: give --requests FILE (stages that build their own requests come later)")
+        raise UsageError("nothing to plan: give --config synth.toml, or --requests FILE")
     calls = []
     for raw in read_jsonl(args.requests):
         stage = raw.pop("stage", "default")
@@ -295,10 +415,18 @@ def _training_errors():
 
 def cmd_train(args) -> int:
     from training.integrity import InertAdapter
-    from training.profile import load_profile
-    overrides = {"output_dir": args.out} if args.out else {}
+    from training.profile import load_profile, parse_profile
+    overrides = {k: str(Path(v).resolve()) for k, v in (("output_dir", args.out), ("model", args.model),
+                                                         ("data", args.data)) if v}
     try:
-        profile = load_profile(args.profile, overrides)
+        if args.profile:
+            profile = load_profile(args.profile, overrides)
+        elif "model" in overrides and "data" in overrides and "output_dir" in overrides:
+            profile = parse_profile(overrides, "command line")
+        else:
+            raise UsageError("give --profile P, or --model DIR --data RUN_DIR --out DIR")
+        if args.max_steps:
+            getattr(profile, args.stage).max_steps = args.max_steps
         if args.stage == "sft":
             from training.sft import run_sft
             manifest = run_sft(profile, resume=args.resume)
@@ -362,9 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="print the figures the issues ask for")
     common(bench)
-    bench.add_argument("what", choices=["oracle", "extract", "train"])
+    bench.add_argument("what", choices=["oracle", "extract", "train", "refresh"])
     bench.add_argument("--steps", type=int, default=12, help="train: optimizer steps per measured run")
-    bench.add_argument("--n", type=int, default=500)
+    bench.add_argument("--n", type=int, default=500, help="oracle: candidates; refresh: declarations (300)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")
@@ -392,6 +520,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     plan = sub.add_parser("plan", help="dry run: what the calls would cost (makes no call)")
     plan.add_argument("--json", action="store_true")
+    plan.add_argument("--config", help="synth.toml: plan what `synth run` would do")
+    plan.add_argument("--max-spend", type=float, help="the cap to plan under (default: [budget] of the config)")
+    plan.add_argument("--out", help="run directory (default: [run] out of the config)")
     plan.add_argument("--requests", help="JSONL of requests to price")
     plan.add_argument("--batch", action="store_true", help="price at batch (50%%) rates")
     plan.add_argument("--prices", help="price override file (else SYNTH_PRICES, else the shipped table)")
@@ -407,10 +538,31 @@ def build_parser() -> argparse.ArgumentParser:
     assemble.add_argument("--json", action="store_true")
     assemble.set_defaults(func=cmd_assemble)
 
+    for verb, helptext in (("run", "every enabled stage, under the spending cap, then a snapshot"),
+                           ("refresh", "nightly: incremental run under a lock, new snapshot and diff (for cron)")):
+        p = sub.add_parser(verb, help=helptext)
+        p.add_argument("--config", required=True, help="synth.toml")
+        p.add_argument("--out", help="run directory (default: [run] out of the config)")
+        p.add_argument("--max-spend", type=float, help="USD cap for this run (default: [budget] max_spend_usd)")
+        p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+        if verb == "refresh":
+            p.add_argument("--batch", action="store_true", help="LLM calls through the batch APIs (half price)")
+        p.set_defaults(func=(lambda a: cmd_run(a, refresh=True)) if verb == "refresh" else cmd_run)
+
+    report = sub.add_parser("report", help="one self-contained HTML report of a run directory")
+    report.add_argument("run_dir")
+    report.add_argument("--out", help="HTML file (default: RUN_DIR/report.html)")
+    report.add_argument("--train", action="append", help="a training output directory to include (repeatable)")
+    report.add_argument("--json", action="store_true")
+    report.set_defaults(func=cmd_report)
+
     train = sub.add_parser("train", help="LoRA SFT or GRPO on a snapshot (see docs in README)")
     train.add_argument("stage", choices=["sft", "grpo"])
-    train.add_argument("--profile", required=True, help="training profile (TOML, or synth.toml with [train])")
+    train.add_argument("--profile", help="training profile (TOML, or synth.toml with [train])")
+    train.add_argument("--model", help="local model directory (overrides the profile's)")
+    train.add_argument("--data", help="run directory or snapshot with train.jsonl/val.jsonl (overrides the profile's)")
     train.add_argument("--out", help="output directory (overrides the profile's output_dir)")
+    train.add_argument("--max-steps", type=int, help="stop after N optimizer steps")
     train.add_argument("--resume", action="store_true", help="resume the latest checkpoint (same data only)")
     train.add_argument("--json", action="store_true")
     train.set_defaults(func=cmd_train)

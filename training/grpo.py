@@ -28,8 +28,9 @@ def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None
 
     launched = {"git": git_state(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     out = Path(profile.output_dir)
-    tasks = load_tasks(profile.grpo.tasks)
-    data_fingerprint = fingerprint([Path(profile.grpo.tasks)])
+    tasks_path = profile.grpo.tasks or (str(Path(profile.data) / "tasks.jsonl") if profile.data else "")
+    tasks = load_tasks(tasks_path)
+    data_fingerprint = fingerprint([Path(tasks_path)])
     checkpoint = str(check_resume(out, data_fingerprint)) if resume else None
     judge = OracleJudge(oracles if oracles is not None else oracles_for(profile.oracle, {t.lang for t in tasks}))
     rewards = CompilerRewards(judge, {t.id: t for t in tasks})
@@ -41,7 +42,7 @@ def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None
                           train_dataset=task_dataset(tasks), processing_class=tokenizer, peft_config=lora,
                           callbacks=[recorder])
     initial = lora_snapshot(trainer.model)
-    manifest = {"kind": "grpo", **launched, "data": {"tasks": profile.grpo.tasks, "fingerprint": data_fingerprint,
+    manifest = {"kind": "grpo", **launched, "data": {"tasks": tasks_path, "fingerprint": data_fingerprint,
                                                      "n_tasks": len(tasks)},
                 "model": profile.model, "profile": profile.model_dump(), "resolved": resolved(trainer.args, lora),
                 "versions": library_versions(), "resumed_from": checkpoint, "status": "running"}
@@ -58,6 +59,7 @@ def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None
     rewards_logged = {k: [log[k] for log in recorder.logs if k in log]
                       for k in sorted({k for log in recorder.logs for k in log if k.startswith("rewards/")})}
     manifest.update(status="done", train_metrics=result.metrics, step_times=step_time_stats(recorder.durations),
+                    step_durations=[round(d, 6) for d in recorder.durations],
                     log_history=recorder.logs, reward_components=rewards_logged, adapter_check=adapter.__dict__,
                     oracle={"generation_batches": judge.batches, "check_calls": judge.calls,
                             "completions_checked": judge.checked, "completions_tested": judge.tested},

@@ -3,16 +3,14 @@ The audit's trainer ignored half its profile; here each field maps to a trainer 
 (`training/trainer_args.py`) and a test changes each one and watches the resolved config move."""
 from __future__ import annotations
 
-import difflib
 import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+from synth.strict import Strict as _Strict
+from synth.strict import explain
 
 
 class Lora(_Strict):
@@ -115,16 +113,4 @@ def parse_profile(data: dict, where: str = "profile") -> Profile:
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        raise ProfileError(f"{where}: " + "; ".join(_explain(e) for e in exc.errors())) from exc
-
-
-def _explain(error: dict) -> str:
-    loc = ".".join(str(p) for p in error["loc"])
-    if error["type"] == "extra_forbidden":
-        *parent, name = error["loc"]
-        model = Profile
-        for part in parent:
-            model = model.model_fields[part].annotation
-        hint = difflib.get_close_matches(str(name), list(model.model_fields), n=1)
-        return f"unknown key {loc!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-    return f"{loc}: {error['msg']}"
+        raise ProfileError(f"{where}: {explain(Profile, exc)}") from exc

@@ -113,7 +113,8 @@ def run_sft(profile: Profile, resume: bool = False, merge: bool = True) -> dict:
         merged.save_pretrained(str(out / "merged"))
         tokenizer.save_pretrained(str(out / "merged"))
     manifest.update(status="done", train_metrics=result.metrics, eval_metrics=evaluation,
-                    step_times=step_time_stats(recorder.durations), log_history=recorder.logs,
+                    step_times=step_time_stats(recorder.durations),
+                    step_durations=[round(d, 6) for d in recorder.durations], log_history=recorder.logs,
                     adapter_check=adapter.__dict__,
                     global_step=trainer.state.global_step)
     if main:

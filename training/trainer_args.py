@@ -43,7 +43,9 @@ def _optim_kwargs(profile: Profile, section: Optim, output_dir: str) -> dict:
         "gradient_accumulation_steps": section.grad_accum,
         "num_train_epochs": section.epochs,
         "max_steps": section.max_steps,
-        "logging_steps": section.logging_steps,
+        # A run shorter than the logging interval would log no loss at all: log at least 5 times.
+        "logging_steps": min(section.logging_steps, max(1, section.max_steps // 5)) if section.max_steps > 0
+        else section.logging_steps,
         "save_strategy": "steps" if section.save_steps else "no",
         **({"save_steps": section.save_steps} if section.save_steps else {}),
         "bf16": section.bf16,

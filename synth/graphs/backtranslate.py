@@ -11,6 +11,8 @@ instruction plus the context it needs. Nodes only wire the plain functions below
 """
 from __future__ import annotations
 
+import hashlib
+
 import sqlite3
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -204,16 +206,23 @@ def run_backtranslation(decls: list[Declaration], client: LLMClient, oracle, con
         saver = SqliteSaver(sqlite3.connect(checkpoint_path, check_same_thread=False))
     graph = build_graph(client, oracle, config, result.stats, saver)
 
+    settings = hashlib.sha256(repr((config.writer, config.regenerator, config.judge, config.max_attempts,
+                                    config.seed, getattr(oracle, "toolchain", ""))).encode()).hexdigest()[:12]
+
     def one(item):
         decl, verdict = item
-        thread = {"configurable": {"thread_id": f"backtranslate:{config.seed}:{decl.id}"}}
+        thread_id = f"backtranslate:{settings}:{decl.id}"  # other settings: another thread
+        thread = {"configurable": {"thread_id": thread_id}}
         try:
             snapshot = graph.get_state(thread) if saver else None
             if snapshot is not None and snapshot.values.get("outcome"):
                 final = snapshot.values  # finished before a restart
-            elif snapshot is not None and snapshot.next:
-                final = graph.invoke(None, thread)  # resume where it stopped
             else:
+                # Unfinished (killed mid-item): start the item over. Its answered calls come from
+                # the response cache, so nothing is paid twice, and the result is exactly that of
+                # an uninterrupted run (replaying from a checkpoint taken mid-node is not).
+                if snapshot is not None and snapshot.next:
+                    saver.delete_thread(thread_id)
                 final = graph.invoke({"decl": decl.model_dump()}, thread)
         except (BudgetExceeded, CallFailed) as exc:
             return decl, verdict, {"outcome": "undone", "reason": f"{type(exc).__name__}: {exc}"}

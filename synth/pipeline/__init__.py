@@ -1,0 +1,1 @@
+"""The product's front door: plan, spend-gated run, nightly refresh, over one synth.toml."""

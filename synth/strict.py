@@ -1,0 +1,51 @@
+"""Config models that reject unknown keys, and error messages that say where and suggest the
+key that was probably meant (`sft.learning_rat` -> did you mean `learning_rate`?)."""
+from __future__ import annotations
+
+import difflib
+import typing
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def explain(root: type[BaseModel], exc: ValidationError) -> str:
+    return "; ".join(_one(root, e) for e in exc.errors())
+
+
+def _one(root: type[BaseModel], error: dict) -> str:
+    loc = ".".join(str(p) for p in error["loc"])
+    if error["type"] != "extra_forbidden":
+        return f"{loc}: {error['msg']}"
+    *parent, name = error["loc"]
+    model = _model_at(root, parent)
+    known = list(model.model_fields) if model else []
+    hint = difflib.get_close_matches(str(name), known, n=1)
+    return f"unknown key {loc!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+
+
+def _model_at(model, path):
+    """The model class reached by following `path` (field names, list indexes, dict keys)."""
+    for part in path:
+        if isinstance(part, int) or model is None:
+            continue
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            field = model.model_fields.get(str(part))
+            if field is None:
+                return None
+            model = _unwrap(field.annotation)
+        else:
+            model = None
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _unwrap(annotation):
+    """list[X] / dict[str, X] / X | None -> X."""
+    args = typing.get_args(annotation)
+    if not args:
+        return annotation
+    models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+    return models[0] if models else _unwrap(args[-1])
