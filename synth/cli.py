@@ -321,6 +321,8 @@ def _print_run(result: dict, refresh: bool) -> None:
     print(f"snapshot {result['snapshot']}: +{diff['added']} -{diff['removed']} ~{diff['changed']} rows vs the previous one")
     if result.get("batch_submitted"):
         print(f"batch mode: {result['batch_submitted']} request(s) submitted; their answers are used by the next refresh")
+    for note in result.get("notes", []):
+        print(note)
     for item in result["attention"]:
         print(f"needs attention: {item}")
 

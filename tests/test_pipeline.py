@@ -282,3 +282,26 @@ def test_a_toolchain_upgrade_reverifies_without_paying_again(tmp_path, provider,
     assert {r["verification"]["toolchain"] for r in rows if r["task"] != "tool_selection"
             and r["task"] != "argument_generation"} == {"rustc 1.96.0 (upgraded)"}
     assert after["diff"]["total"]["changed"] > 0 and after["diff"]["total"]["added"] == 0
+
+
+def test_batch_refreshes_converge_at_batch_prices(tmp_path, provider, capsys):
+    """`--batch`: each refresh collects yesterday's batch answers, goes as far as they allow, and
+    submits the next requests; RFT's multi-sample requests (n=k) are made online."""
+    config = _workspace(tmp_path, provider.base_url + "/v1", limit=3)
+    summaries = []
+    for _ in range(6):
+        code, summary = _run(["refresh", "--config", str(config), "--batch"], capsys)
+        assert code == 0, summary["attention"]
+        summaries.append(summary)
+        if not summary["batch_submitted"]:
+            break
+    assert summaries[0]["batch_submitted"] > 0 and summaries[-1]["batch_submitted"] == 0 and len(summaries) >= 3
+    assert provider.batches_created == sum(1 for s in summaries if s["batch_submitted"])
+    final = summaries[-1]["stages"]
+    assert final["backtranslate"]["rows"] == 3 and final["toolcalls"]["rows"] > 0 and final["rft"]["rows"] > 0
+    online = sum(s["llm_calls"] for s in summaries)
+    assert online == 3  # only the RFT requests (n=2 samples each) went online
+    run = tmp_path / "run"
+    from synth.llm.ledger import Ledger
+    settled = sum(Ledger(p, 0).totals().settled_usd for p in (run / "ledgers").glob("*.sqlite"))
+    assert settled > 0 and all(Ledger(p, 0).totals().calls_open == 0 for p in (run / "ledgers").glob("*.sqlite"))

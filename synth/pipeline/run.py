@@ -74,6 +74,7 @@ class RunSummary:
     diff: dict = field(default_factory=dict)
     attention: list = field(default_factory=list)
     batch_submitted: int = 0
+    notes: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -133,19 +134,16 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         attention: list[str] = []
         decls, _ = extract_sources(config)
         oracles = build_oracles(config, {d.lang for d in decls}, VerdictCache(cache_dir / "verdicts"), attention)
-        recover_crashed_ledgers(out / "ledgers", ResponseCache(cache_dir / "llm"))
-        ledger_path = out / "ledgers" / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.sqlite"
-        client = LLMClient(Ledger(ledger_path, cap), ResponseCache(cache_dir / "llm"),
-                           PriceTable(config.run.prices) if config.run.prices else None, seed=config.run.seed)
-        batch_runner = None
-        if batch:
-            from synth.llm.batch import BatchRunner
-            batch_runner = BatchRunner(client, cache_dir / "batches.sqlite")
-            collected = batch_runner.collect()  # yesterday's answers into the response cache
-            if collected.pending:
-                attention.append(f"{collected.pending} batch(es) still running at the provider")
+        responses = ResponseCache(cache_dir / "llm")
+        prices = PriceTable(config.run.prices) if config.run.prices else None
+        recover_crashed_ledgers(out / "ledgers", responses)
+        run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        client = LLMClient(Ledger(out / "ledgers" / f"{run_id}.sqlite", cap), responses, prices, seed=config.run.seed)
+        pending = collect_batches(out, responses, prices)  # earlier runs' batch answers -> the response cache
+        if pending:
+            attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")
         ctx = Context(store=store, oracles=oracles, client=client, seed=config.run.seed, attention=attention)
-        if batch_runner is not None:
+        if batch:
             ctx.client = DeferringClient(client, ctx.deferred)
         specs = _model_specs(config)
         outputs: dict[str, StageOutput] = {}
@@ -184,10 +182,16 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
                 finish(name, rft_stage(ctx, decls, outputs["backtranslate"].rows, stage, specs))
             else:
                 finish(name, toolcalls_stage(ctx, stage, specs))
-        if batch_runner is not None and ctx.deferred:
+        if ctx.deferred:
+            from synth.llm.batch import BatchRunner
+            from synth.llm.client import BudgetExceeded
             unique = list({r.key(): r for r in ctx.deferred}.values())
-            batch_runner.submit(unique)
-            summary.batch_submitted = len(unique)
+            (out / "batches").mkdir(parents=True, exist_ok=True)
+            try:
+                BatchRunner(client, out / "batches" / f"{run_id}.sqlite").submit(unique)
+                summary.batch_submitted = len(unique)
+            except BudgetExceeded as exc:
+                attention.append(f"batch not submitted: {exc}")
         write_outputs(out, outputs)
         snapshot_dir, diff = write_snapshot(out, config)
         totals = client.ledger.totals()
@@ -201,13 +205,28 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         summary.candidates_compiled = sum(o.stats.candidates_compiled for o in oracles.values())
         summary.snapshot, summary.diff = str(snapshot_dir), diff
         for name, o in outputs.items():
-            if o.undone:
+            if o.undone and batch and summary.batch_submitted:
+                summary.notes.append(f"{name}: {o.undone} item(s) wait for batch answers (the next refresh uses them)")
+            elif o.undone:
                 attention.append(f"{name}: {o.undone} item(s) left undone (spending cap, failed calls or batch "
                                  "answers pending); the next run continues them")
         summary.attention = attention
         write_stats(out, summary, outputs)
         store.close()
     return summary
+
+
+def collect_batches(out: Path, responses, prices) -> int:
+    """Collect every earlier run's submitted batches into the response cache, settling each answer
+    in the ledger of the run that reserved it. Returns the number still running."""
+    from synth.llm.batch import BatchRunner
+    from synth.llm.client import LLMClient
+    from synth.llm.ledger import Ledger
+    pending = 0
+    for state in sorted((out / "batches").glob("*.sqlite")) if (out / "batches").is_dir() else []:
+        ledger = Ledger(out / "ledgers" / state.name, 0.0)  # settling needs no cap
+        pending += BatchRunner(LLMClient(ledger, responses, prices), state).collect().pending
+    return pending
 
 
 def recover_crashed_ledgers(directory: Path, cache) -> None:

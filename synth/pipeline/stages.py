@@ -67,7 +67,9 @@ class DeferringClient:
         self.cache, self.ledger, self.stats = client.cache, client.ledger, client.stats
 
     def complete(self, req: LLMRequest):
-        if all(self.client.cache.get(req.key(i)) for i in range(req.n)):
+        # Cached answers as usual; several samples in one request (RFT's `n`) are not something the
+        # batch APIs take, so those are made online (under the same cap).
+        if req.n > 1 or all(self.client.cache.get(req.key(i)) for i in range(req.n)):
             return self.client.complete(req)
         self.queue.append(req)
         raise Deferred("queued for the batch API; answered in a later run")
