@@ -262,6 +262,7 @@ def cmd_plan_config(args) -> int:
 
 
 def cmd_run(args, refresh: bool = False) -> int:
+    from synth.config import ConfigError
     from synth.pipeline.run import Locked, run_pipeline
     config = _load_config(args)
     if args.max_spend is not None and args.max_spend < 0:
@@ -275,6 +276,8 @@ def cmd_run(args, refresh: bool = False) -> int:
     except Locked as exc:
         print(f"synth: {exc}", file=sys.stderr)
         return EXIT_LOCKED
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
     result = summary.as_dict()
     if args.json:
         print(json.dumps(result))

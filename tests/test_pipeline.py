@@ -305,3 +305,15 @@ def test_batch_refreshes_converge_at_batch_prices(tmp_path, provider, capsys):
     from synth.llm.ledger import Ledger
     settled = sum(Ledger(p, 0).totals().settled_usd for p in (run / "ledgers").glob("*.sqlite"))
     assert settled > 0 and all(Ledger(p, 0).totals().calls_open == 0 for p in (run / "ledgers").glob("*.sqlite"))
+
+
+def test_a_missing_key_or_price_stops_before_anything_runs(tmp_path, provider, monkeypatch, capsys):
+    config = _workspace(tmp_path, provider.base_url + "/v1")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert main(["run", "--config", str(config)]) == 2
+    assert "OPENAI_API_KEY is not set" in capsys.readouterr().err
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    config.write_text(config.read_text().replace('model = "gpt-4o-mini"', 'model = "gpt-unpriced"'))
+    assert main(["run", "--config", str(config)]) == 2
+    assert "no price for model `gpt-unpriced`" in capsys.readouterr().err
+    assert provider.requests == 0 and not (tmp_path / "run" / "rows").exists()

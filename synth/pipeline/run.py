@@ -114,6 +114,30 @@ def extract_sources(config: SynthConfig):
     return sorted(decls, key=lambda d: d.id), skipped
 
 
+def preflight(config: SynthConfig, cap: float) -> None:
+    """Before anything runs: every model a stage will call has a key and a price (a missing one
+    would otherwise surface as a failure in the middle of the run)."""
+    from synth.config import ConfigError
+    from synth.llm.prices import PriceMissing, PriceTable
+    prices = PriceTable(config.run.prices) if config.run.prices else PriceTable()
+    for name in PAID_STAGES:
+        stage = getattr(config.stages, name)
+        if not stage.enabled:
+            continue
+        for ref in filter(None, [stage.model, getattr(stage, "judge", None)]):
+            model = config.models[ref]
+            if model.free or cap <= 0:
+                continue
+            env = "OPENAI_API_KEY" if model.provider == "openai" else "ANTHROPIC_API_KEY"
+            if not os.environ.get(env):
+                raise ConfigError(f"stages.{name} uses model {ref!r} ({model.provider}): {env} is not set "
+                                  "(keys come only from the environment)")
+            try:
+                prices.price(model.model)
+            except PriceMissing as exc:
+                raise ConfigError(f"stages.{name}: {exc}") from exc
+
+
 def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=None, batch: bool | None = None
                  ) -> RunSummary:
     """All enabled stages; paid stages only under a positive cap. `progress(stage, output, summary)`
@@ -128,6 +152,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
     cap = config.budget.max_spend_usd if max_spend is None else max_spend
     batch = config.run.batch if batch is None else batch
     summary = RunSummary(out=str(out), cap_usd=cap)
+    preflight(config, cap)
     with run_lock(out):
         cache_dir = Path(config.run.cache_dir)
         store = ItemStore(cache_dir / "items")
