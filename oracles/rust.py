@@ -37,6 +37,13 @@ BATCH_FILE = "batch.rs"
 SOLO_FILE = "candidate.rs"
 
 
+# rustc shortens a long type name (`Values<..>` for `std::collections::btree_map::Values<..>`) and
+# writes the full one to a file with a random name once the text passes a length limit; the text
+# includes the file name and line of any closure in it, so a candidate deep in a batch could read
+# differently from the same candidate alone. `--verbose` prints full type names always.
+STABLE_TEXT = ("--verbose",)
+
+
 @dataclass
 class RustConfig:
     rustc: str = "rustc"
@@ -78,7 +85,8 @@ class RustOracle:
 
     @property
     def flags(self) -> dict:
-        return {"edition": self.config.edition, "extra_args": list(self.config.extra_args), "emit": "metadata"}
+        return {"edition": self.config.edition, "extra_args": list(self.config.extra_args), "emit": "metadata",
+                "stable_text": list(STABLE_TEXT)}
 
     # -- public -------------------------------------------------------------------------------
 
@@ -152,7 +160,7 @@ class RustOracle:
         self.stats.compiler_runs += 1
         with self.sandbox.workdir() as wd:
             (wd / file_name).write_text(source)
-            argv = [self.rustc, "--crate-type", crate_type, "--emit=metadata", "--error-format=json",
+            argv = [self.rustc, "--crate-type", crate_type, "--emit=metadata", "--error-format=json", *STABLE_TEXT,
                     "--json=diagnostic-short", "--edition", self.config.edition, *self.config.extra_args, file_name, "-o", "out.rmeta"]
             return self.sandbox.run(argv, wd, limits=Limits(timeout_s=timeout_s))
 
@@ -254,7 +262,7 @@ class RustOracle:
         self.stats.candidates_compiled += 1
         with self.sandbox.workdir() as wd:
             (wd / SOLO_FILE).write_text(cand.text)
-            argv = [self.rustc, "--test", "--error-format=json", "--edition", self.config.edition,
+            argv = [self.rustc, "--test", "--error-format=json", *STABLE_TEXT, "--edition", self.config.edition,
                     *self.config.extra_args, SOLO_FILE, "-o", "tests_bin"]
             self.stats.compiler_runs += 1
             build = self.sandbox.run(argv, wd, limits=Limits(timeout_s=self.config.timeout_s))

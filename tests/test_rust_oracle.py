@@ -132,3 +132,21 @@ def test_syntax_screen_keeps_unparseable_candidates_out_of_batches():
     assert oracle.stats.bisections == 0 and oracle.stats.solo_reasons == {"syntax error (tree-sitter)": 1}
     assert not verdicts[10].passed and "unclosed delimiter" in verdicts[10].errors[0].message
     assert all(v.passed and v.mode == "batched" for i, v in enumerate(verdicts) if i != 10)
+
+
+def test_type_names_read_the_same_deep_in_a_batch():
+    """rustc shortens a long type name (and writes the full one to a randomly named file) once the
+    text passes a length limit; a closure's type carries its file and line, so the same candidate
+    read differently at line 5 of its own file and at line 4000 of a batch. Found by the refresh
+    tests; the oracle passes `--verbose` (full names always) and rewrites closure places."""
+    closure = ("use std::collections::BTreeMap;\npub struct Stock { items: BTreeMap<String, u32> }\n"
+               "impl Stock {\n    pub fn units(&self) -> u64 {\n"
+               "        self.items.values().map(|&n| n as u64).total()\n    }\n}\n")
+    padding = [Candidate.of(f"pub fn pad_{i}() -> u32 {{\n    let x = {i};\n    let y = x + 1;\n    y\n}}\n")
+               for i in range(500)]
+    oracle = RustOracle(RustConfig())
+    deep = oracle.check(padding + [Candidate.of(closure)], expect_pass=[False] * 501)[-1]  # ~line 3500
+    alone = oracle.check_solo(Candidate.of(closure))
+    assert deep.mode == "batched" and deep.same_result(alone), (deep.diagnostics, alone.diagnostics)
+    text = " ".join(d.render() for d in deep.diagnostics)
+    assert "{closure@5:33: 5:37}" in text and "batch.rs" not in text and "long-type" not in text
