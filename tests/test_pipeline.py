@@ -317,3 +317,17 @@ def test_a_missing_key_or_price_stops_before_anything_runs(tmp_path, provider, m
     assert main(["run", "--config", str(config)]) == 2
     assert "no price for model `gpt-unpriced`" in capsys.readouterr().err
     assert provider.requests == 0 and not (tmp_path / "run" / "rows").exists()
+
+
+def test_the_cap_stops_a_run_cleanly_and_a_higher_cap_finishes_it(tmp_path, provider, capsys):
+    config = _workspace(tmp_path, provider.base_url + "/v1", limit=6)
+    code, capped = _run(["run", "--config", str(config), "--max-spend", "0.0008"], capsys)
+    assert code == 1 and capped["spent_usd"] <= 0.0008  # the cap holds, committed worst cases included
+    undone = sum(s["undone"] for s in capped["stages"].values())
+    assert undone > 0 and any("left undone" in a for a in capped["attention"])
+    paid_before = provider.requests
+    code, finished = _run(["run", "--config", str(config), "--max-spend", "1"], capsys)
+    assert code == 0 and all(s["undone"] == 0 for s in finished["stages"].values())
+    assert finished["stages"]["backtranslate"]["reused"] > 0  # what the capped run finished is kept
+    assert provider.requests - paid_before == finished["llm_calls"]  # only what was left was asked
+    assert [k for k, n in provider.answered.items() if n > 1] == []  # nothing paid twice

@@ -105,3 +105,24 @@ def test_bench_train_reports_padding_and_same_loss():
     assert result["padding_free"]["padding_fraction"] == 0.0
     assert result["bucketed"]["padding_fraction"] < result["padded"]["padding_fraction"]
     assert result["same_loss"] and all(result[m]["tokens_per_s"] > 0 for m in ("padded", "bucketed", "padding_free"))
+
+
+def test_grpo_rewards_judge_vox_completions_through_the_vox_oracle():
+    """The reward path for Vox tasks: one `vox check` per completion (the stub here; the user's
+    `vox` for real), retired syntax scores 0, and a completion that defines the wrong name too."""
+    from conftest import STUB_VOX
+
+    from oracles.vox import VoxConfig, VoxOracle
+    from training.rewards import CompilerRewards, OracleJudge, Task
+
+    task = Task(id="v", lang="vox", prompt="Write `double`.", must_define=["double"])
+    judge = OracleJudge({"vox": VoxOracle(VoxConfig(binary=str(STUB_VOX)))})
+    rewards = CompilerRewards(judge, {"v": task})
+    completions = ["```vox\nfn double(x: int) to int {\n    return x * 2\n}\n```",
+                   "```vox\nfn double(x: int) -> int {\n    return x * 2\n}\n```",  # retired `->`
+                   "```vox\nfn triple(x: int) to int {\n    return x * 3\n}\n```"]
+    ids = ["v"] * 3
+    assert rewards.compile(None, completions, ids) == [1.0, 0.0, 0.0]
+    assert rewards.format(None, completions) == [1.0, 1.0, 1.0]
+    assert rewards.tests(None, completions, ids) == [None, None, None]
+    assert judge.calls == 1 and judge.checked == 3  # one judgement for the three reward functions
