@@ -61,6 +61,8 @@ class ToolcallsStage(Strict):
     enabled: bool = False
     model: str = ""
     tools: str = ""  # a JSON file of MCP tool definitions (the `tools/list` result)
+    server: list[str] = Field(default_factory=list)  # command + args of the live MCP server (stdio):
+    # read-only tools' calls are executed there and rows whose call fails are rejected
     per_tool: int = Field(2, gt=0)
     k: int = Field(10, gt=1)
 
@@ -155,4 +157,5 @@ def load_config(path: str | Path) -> SynthConfig:
     config.run.cache_dir = resolve(config.run.cache_dir)
     config.run.prices = resolve(config.run.prices)
     config.stages.toolcalls.tools = resolve(config.stages.toolcalls.tools) or ""
+    config.stages.toolcalls.server = [resolve(a) if a.endswith(".py") else a for a in config.stages.toolcalls.server]
     return config

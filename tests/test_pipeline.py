@@ -55,6 +55,7 @@ k = 2
 enabled = true
 model = "writer"
 tools = "tools.json"
+server = ["{python}", "{server}"]
 per_tool = 1
 k = 4
 
@@ -67,7 +68,8 @@ def _workspace(tmp: Path, base_url: str, cap: float = 1.0, limit: int = 6) -> Pa
     shutil.copytree(EXAMPLE_CRATE, tmp / "crate", ignore=shutil.ignore_patterns("target"))
     shutil.copy(ROOT / "examples" / "mcp" / "tools.json", tmp / "tools.json")
     config = tmp / "synth.toml"
-    config.write_text(CONFIG.format(cap=cap, base_url=base_url, limit=limit))
+    config.write_text(CONFIG.format(cap=cap, base_url=base_url, limit=limit, python=sys.executable,
+                                    server=ROOT / "examples" / "mcp" / "server.py"))
     return config
 
 
@@ -138,6 +140,9 @@ def test_refresh_pays_only_for_what_changed(tmp_path, provider, capsys):
     assert code == 0, cold["attention"]
     assert cold["llm_calls"] > 0 and cold["candidates_compiled"] > 0 and cold["diff"]["total"]["added"] > 0
     assert cold["spent_usd"] > 0 and all(s["undone"] == 0 for s in cold["stages"].values())
+    tool_rows = [json.loads(line) for name in ("tool_selection", "argument_generation")
+                 for line in (tmp_path / "run" / "rows" / f"{name}.jsonl").read_text().splitlines()]
+    assert any("ran without error on the live server" in json.dumps(r) for r in tool_rows)
 
     code, same = _run(["refresh", "--config", str(config)], capsys)
     assert code == 0

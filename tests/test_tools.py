@@ -128,3 +128,19 @@ def test_offer_is_seeded_and_contains_the_tool(k):
     tools = validate_definitions(registry())[0]
     a, b = offer(tools[0], tools, k, Random(1)), offer(tools[0], tools, k, Random(1))
     assert [t.name for t in a] == [t.name for t in b] and tools[0] in a and len(a) == k
+
+
+def test_the_live_server_never_sees_our_secrets(tmp_path, monkeypatch):
+    """The MCP server is a subprocess like any other: it starts with a minimal environment."""
+    import sys
+
+    from synth.tools.definitions import execute_live
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-secret-value")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-secret-value")
+    server = tmp_path / "env_server.py"
+    server.write_text("import os\nfrom mcp.server import MCPServer\nserver = MCPServer('env')\n\n\n"
+                      "@server.tool()\ndef environment() -> str:\n    \"\"\"Print the environment.\"\"\"\n"
+                      "    return repr(dict(os.environ))\n\n\nserver.run()\n")
+    ((ok, text),) = execute_live(sys.executable, [str(server)], [("environment", {})])
+    assert ok and "PATH" in text
+    assert "secret-value" not in text and "OPENAI_API_KEY" not in text and "MY_SERVICE_TOKEN" not in text

@@ -130,7 +130,7 @@ def rft_task_key(task) -> str:
 
 def toolcalls_fingerprint(ctx, settings, specs) -> str:
     return fingerprint("toolcalls", specs[settings.model], settings.per_tool, settings.k, ctx.seed,
-                       template_hash("toolcall"))
+                       settings.server, template_hash("toolcall"))
 
 
 def repair_items(decls: list[Declaration], lang: str) -> list[Declaration]:
@@ -335,18 +335,19 @@ def toolcalls_stage(ctx: Context, settings, specs: dict) -> StageOutput:
     # The whole tool set is one item: selection rows offer negatives from every tool. A changed tool
     # re-runs the set, and only the changed tool's requests are new (the rest come from the cache).
     stage_fp = toolcalls_fingerprint(ctx, settings, specs)
-    item_key = fingerprint(raw)
-    item = ctx.store.get("toolcalls", stage_fp, item_key)
+    set_key = fingerprint(raw)
+    item = ctx.store.get("toolcalls", stage_fp, set_key)
     if item is None:
         out.processed = len(tools)
+        server = (settings.server[0], list(settings.server[1:])) if settings.server else None
         result = run_tool_stage(tools, ctx.client, spec, ToolStageConfig(k=settings.k, per_tool=settings.per_tool,
-                                                                         seed=ctx.seed))
+                                                                         seed=ctx.seed, server=server))
         item = {"rows": _rows_json(result.rows), "rejected": result.rejected}
         undone = result.rejections.get("not generated", 0)
         if undone:
             out.undone = undone
         else:
-            ctx.store.put("toolcalls", stage_fp, item_key, item)
+            ctx.store.put("toolcalls", stage_fp, set_key, item)
     else:
         out.reused = len(tools)
     out.rows += _rows(item["rows"])

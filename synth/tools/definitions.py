@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import jsonschema
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.types import Tool
 from pydantic import ValidationError
 
@@ -71,11 +73,19 @@ def load_tools_file(path: str | Path) -> list[dict]:
     return data["tools"] if isinstance(data, dict) else data
 
 
+def _connect(command: str, args: list[str], errlog) -> Client:
+    """A client over stdio. The server's stderr goes to `errlog` (a real file: the caller's
+    stderr may be a capture with no file descriptor); the server gets the SDK's minimal
+    environment, never our API keys."""
+    return Client(stdio_client(StdioServerParameters(command=command, args=args), errlog=errlog))
+
+
 def list_live(command: str, args: list[str]) -> list[dict]:
     async def run():
-        async with Client(StdioServerParameters(command=command, args=args)) as client:
-            listed = await client.list_tools()
-            return [t.model_dump(by_alias=True, exclude_none=True) for t in listed.tools]
+        with tempfile.TemporaryFile(mode="w+") as errlog:
+            async with _connect(command, args, errlog) as client:
+                listed = await client.list_tools()
+                return [t.model_dump(by_alias=True, exclude_none=True) for t in listed.tools]
     return asyncio.run(run())
 
 
@@ -83,10 +93,11 @@ def execute_live(command: str, args: list[str], calls: list[tuple[str, dict]]) -
     """Run calls against a live server in one session: (ok, text) each; errors carry the server's text."""
     async def run():
         out = []
-        async with Client(StdioServerParameters(command=command, args=args)) as client:
-            for name, arguments in calls:
-                result = await client.call_tool(name, arguments)
-                text = " ".join(getattr(c, "text", "") for c in result.content)
-                out.append((not result.is_error, text))
+        with tempfile.TemporaryFile(mode="w+") as errlog:
+            async with _connect(command, args, errlog) as client:
+                for name, arguments in calls:
+                    result = await client.call_tool(name, arguments)
+                    text = " ".join(getattr(c, "text", "") for c in result.content)
+                    out.append((not result.is_error, text))
         return out
     return asyncio.run(run()) if calls else []
