@@ -300,12 +300,18 @@ def _run_with_progress(config, max_spend):
                TextColumn("{task.fields[status]}"))
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task("stages", total=len(enabled), status="extracting...")
+        items: dict[str, int] = {}
+
+        def on_item(stage, note, spent):  # an item of an LLM stage finished
+            if stage not in items:
+                items[stage] = bar.add_task(stage, total=None, status="")
+            bar.update(items[stage], advance=1, status=f"last: {note}; spent ${spent:.4f} of ${cap:.2f}")
 
         def progress(name, output, spent):
             reasons = ", ".join(f"{k} {v}" for k, v in output.reasons().most_common(3)) or "none"
             bar.update(task, advance=1, status=f"{name}: kept {len(output.rows)}, rejected {len(output.rejected)} "
                                                f"({reasons}); spent ${spent:.4f} of ${cap:.2f}")
-        summary = run_pipeline(config, max_spend, progress=progress)
+        summary = run_pipeline(config, max_spend, progress=progress, on_item=on_item)
         bar.update(task, completed=len(enabled))
     return summary
 

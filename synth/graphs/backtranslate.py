@@ -190,9 +190,10 @@ def build_graph(client: LLMClient, oracle, config: BacktranslateConfig, stats: C
 
 
 def run_backtranslation(decls: list[Declaration], client: LLMClient, oracle, config: BacktranslateConfig,
-                        checkpoint_path: str | None = None) -> BacktranslateResult:
+                        checkpoint_path: str | None = None, on_item=None) -> BacktranslateResult:
     """Rows for the declarations whose original compiles standalone. With `checkpoint_path`, a
-    killed run resumes each item where it was (answers already paid for come from the cache)."""
+    killed run resumes each item where it was (answers already paid for come from the cache).
+    `on_item(outcome)` is called as each item finishes (progress display)."""
     result = BacktranslateResult()
     originals = oracle.check([Candidate.of(standalone_source(d)) for d in decls])
     ready = []
@@ -225,7 +226,9 @@ def run_backtranslation(decls: list[Declaration], client: LLMClient, oracle, con
                     saver.delete_thread(thread_id)
                 final = graph.invoke({"decl": decl.model_dump()}, thread)
         except (BudgetExceeded, CallFailed) as exc:
-            return decl, verdict, {"outcome": "undone", "reason": f"{type(exc).__name__}: {exc}"}
+            final = {"outcome": "undone", "reason": f"{type(exc).__name__}: {exc}"}
+        if on_item:
+            on_item(final["outcome"])
         return decl, verdict, final
 
     with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:

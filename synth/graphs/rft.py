@@ -135,13 +135,18 @@ def select(task: RftTask, completions: list[str], passed: list[bool], cap: int) 
     return kept, failing
 
 
-def run_rft(tasks: list[RftTask], sampler, oracle, config: RftConfig | None = None) -> RftResult:
+def run_rft(tasks: list[RftTask], sampler, oracle, config: RftConfig | None = None, on_item=None) -> RftResult:
     config = config or RftConfig()
     result = RftResult()
     by_id = {t.id: t for t in tasks}
     graph = build_graph(sampler, oracle, by_id, config, result.stats)
     with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
-        finals = list(pool.map(lambda t: graph.invoke({"task": t.id}), tasks))
+        def one(task):
+            final = graph.invoke({"task": task.id})
+            if on_item:
+                on_item(f"{sum(final['passed'])}/{len(final['passed'])} samples passed")
+            return final
+        finals = list(pool.map(one, tasks))
     for task, final in zip(tasks, finals):
         completions, passed = final["completions"], final["passed"]
         kept, failing = select(task, completions, passed, config.cap_per_task)

@@ -138,10 +138,10 @@ def preflight(config: SynthConfig, cap: float) -> None:
                 raise ConfigError(f"stages.{name}: {exc}") from exc
 
 
-def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=None, batch: bool | None = None
-                 ) -> RunSummary:
-    """All enabled stages; paid stages only under a positive cap. `progress(stage, output, summary)`
-    is called as stages finish."""
+def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=None, batch: bool | None = None,
+                 on_item=None) -> RunSummary:
+    """All enabled stages; paid stages only under a positive cap. `progress(stage, output, spent)`
+    is called as stages finish, `on_item(stage, note, spent)` as items of the LLM stages finish."""
     from oracles.cache import VerdictCache
     from synth.llm.client import LLMClient
     from synth.llm.ledger import Ledger
@@ -168,6 +168,8 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         if pending:
             attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")
         ctx = Context(store=store, oracles=oracles, client=client, seed=config.run.seed, attention=attention)
+        if on_item:
+            ctx.on_item = lambda stage, note: on_item(stage, note, client.ledger.totals().committed_usd)
         if batch:
             ctx.client = DeferringClient(client, ctx.deferred)
         specs = _model_specs(config)

@@ -56,7 +56,11 @@ class Context:
     client: LLMClient | None
     seed: int
     attention: list[str] = field(default_factory=list)  # what needs a person
+    on_item: object = None  # on_item(stage, note): an item finished (progress display)
     deferred: list[LLMRequest] = field(default_factory=list)  # batch mode: requests to submit
+
+    def ticker(self, stage: str):
+        return (lambda note: self.on_item(stage, note)) if self.on_item else None
 
 
 class DeferringClient:
@@ -220,7 +224,8 @@ def backtranslate_stage(ctx: Context, decls: list[Declaration], settings, specs:
         out.processed += len(todo)
         out.reused += len(mine) - len(todo)
         if todo:
-            result = run_backtranslation(todo, ctx.client, oracle, config, checkpoint_path=checkpoint)
+            result = run_backtranslation(todo, ctx.client, oracle, config, checkpoint_path=checkpoint,
+                                         on_item=ctx.ticker("backtranslate"))
             calls = Counter(out.extra.get("node_calls", {}))
             calls.update({k: result.stats[k] for k in ("write", "regenerate", "judge")})
             out.extra["node_calls"] = dict(calls)
@@ -299,7 +304,7 @@ def rft_stage(ctx: Context, decls: list[Declaration], codegen_rows: list[Row], s
         out.reused += len(mine) - len(todo)
         if todo:
             sampler = _SafeSampler(ApiSampler(ctx.client, spec))
-            result = run_rft(todo, sampler, oracle, config)
+            result = run_rft(todo, sampler, oracle, config, on_item=ctx.ticker("rft"))
             for task in todo:
                 if task.prompt in sampler.failed:
                     out.undone += 1
@@ -341,7 +346,8 @@ def toolcalls_stage(ctx: Context, settings, specs: dict) -> StageOutput:
         out.processed = len(tools)
         server = (settings.server[0], list(settings.server[1:])) if settings.server else None
         result = run_tool_stage(tools, ctx.client, spec, ToolStageConfig(k=settings.k, per_tool=settings.per_tool,
-                                                                         seed=ctx.seed, server=server))
+                                                                         seed=ctx.seed, server=server),
+                                on_item=ctx.ticker("toolcalls"))
         item = {"rows": _rows_json(result.rows), "rejected": result.rejected}
         undone = result.rejections.get("not generated", 0)
         if undone:

@@ -71,12 +71,14 @@ def _verdict(tool: ToolDef, execution: str) -> Verdict:
 
 
 def run_tool_stage(tools: list[ToolDef], client: LLMClient, spec: ModelSpec,
-                   config: ToolStageConfig | None = None) -> ToolResult:
+                   config: ToolStageConfig | None = None, on_item=None) -> ToolResult:
     config = config or ToolStageConfig()
     result = ToolResult()
     by_name = {t.name: t for t in tools}
     candidates = []  # (tool, task, arguments) that passed format, schema and leakage
     for tool in tools:
+        if on_item:
+            on_item(tool.name)
         for variant in range(config.per_tool):
             prompt = template("toolcall").format(variant=variant + 1, description=tool.description,
                                                  schema=json.dumps(tool.schema, sort_keys=True))
