@@ -16,8 +16,19 @@ IGNORE = -100
 class WeightedCollator:
     pad_token_id: int
     padding_free: bool = True
+    tokens: int = 0  # counted over every batch built: what the run really computed
+    positions: int = 0
+
+    def measured_padding(self) -> float | None:
+        return round(1 - self.tokens / self.positions, 4) if self.positions else None
 
     def __call__(self, examples: list[dict]) -> dict:
+        batch = self._collate(examples)
+        self.tokens += sum(len(e["input_ids"]) for e in examples)
+        self.positions += batch["input_ids"].numel()
+        return batch
+
+    def _collate(self, examples: list[dict]) -> dict:
         ids = [torch.tensor(e["input_ids"]) for e in examples]
         labels = [torch.tensor(e["labels"]) for e in examples]
         weights = [torch.full((len(e["input_ids"]),), float(e.get("weight", 1.0))) for e in examples]

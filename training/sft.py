@@ -112,7 +112,9 @@ def run_sft(profile: Profile, resume: bool = False, merge: bool = True) -> dict:
         merged = trainer.model.merge_and_unload()
         merged.save_pretrained(str(out / "merged"))
         tokenizer.save_pretrained(str(out / "merged"))
+    collator = trainer.data_collator
     manifest.update(status="done", train_metrics=result.metrics, eval_metrics=evaluation,
+                    padding_fraction=collator.measured_padding(), tokens_computed=collator.positions,
                     step_times=step_time_stats(recorder.durations),
                     step_durations=[round(d, 6) for d in recorder.durations], log_history=recorder.logs,
                     adapter_check=adapter.__dict__,
