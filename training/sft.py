@@ -7,7 +7,6 @@ computed from TRL's fused LM head. Every run checks its split, writes a manifest
 adapter it produced is inert."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import torch
@@ -17,9 +16,9 @@ from .chat import chat_template
 from .collate import WeightedCollator
 from .curriculum import CurriculumSampler
 from .dataset import check_grouped_split, encode_rows, load_split, snapshot_fingerprint
-from .integrity import lora_snapshot, require_live_adapter
+from .lifecycle import RunLifecycle
 from .loss import weighted_nll
-from .manifest import RunRecorder, check_resume, git_state, library_versions, step_time_stats, write_manifest
+from .manifest import RunRecorder, check_resume
 from .profile import Profile
 from .trainer_args import batching, build, lora_kwargs, resolved, sft_kwargs
 
@@ -83,43 +82,24 @@ def build_trainer(profile: Profile, train_rows: list[dict], val_rows: list[dict]
 
 
 def run_sft(profile: Profile, resume: bool = False, merge: bool = True) -> dict:
-    launched = {"git": git_state(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    out = Path(profile.output_dir)
+    run = RunLifecycle("sft", profile)
     train_rows, val_rows = load_split(profile.data)
     groups = check_grouped_split(train_rows, val_rows)
     data_fingerprint = snapshot_fingerprint(profile.data)
-    checkpoint = str(check_resume(out, data_fingerprint)) if resume else None
+    checkpoint = str(check_resume(run.out, data_fingerprint)) if resume else None
     model, tokenizer = load_model(profile.model)
     trainer, recorder, encode_stats, config = build_trainer(profile, train_rows, val_rows, model, tokenizer,
-                                                           str(out), data_fingerprint)
-    initial = lora_snapshot(trainer.model)
-    manifest = {"kind": "sft", **launched, "data": {"dir": profile.data, "fingerprint": data_fingerprint,
-                                                    "groups": groups, **encode_stats},
-                "model": profile.model, "profile": profile.model_dump(), "resolved": config,
-                "versions": library_versions(), "resumed_from": checkpoint, "status": "running"}
-    main = trainer.is_world_process_zero()  # under `accelerate launch`, one writer
-    manifest["world_size"] = trainer.accelerator.num_processes
-    if main:
-        write_manifest(out, manifest)
+                                                           str(run.out), data_fingerprint)
+    run.begin(trainer, {"dir": profile.data, "fingerprint": data_fingerprint, "groups": groups, **encode_stats},
+              config, checkpoint)
     result = trainer.train(resume_from_checkpoint=checkpoint)
-    probe = torch.tensor([trainer.train_dataset[0]["input_ids"][:64]], device=trainer.model.device)
-    adapter = require_live_adapter(trainer.model, initial, probe)  # same seed: same initial LoRA on resume
     evaluation = trainer.evaluate() if trainer.eval_dataset is not None else {}
-    trainer.save_model(str(out / "adapter"))  # saves on the main process only
-    if main:
-        tokenizer.save_pretrained(str(out / "adapter"))
-    if merge and main:
-        merged = trainer.model.merge_and_unload()
-        merged.save_pretrained(str(out / "merged"))
-        tokenizer.save_pretrained(str(out / "merged"))
+    probe = torch.tensor([trainer.train_dataset[0]["input_ids"][:64]], device=trainer.model.device)
     collator = trainer.data_collator
-    manifest.update(status="done", train_metrics=result.metrics, eval_metrics=evaluation,
-                    padding_fraction=collator.measured_padding(), tokens_computed=collator.positions,
-                    step_times=step_time_stats(recorder.durations),
-                    step_durations=[round(d, 6) for d in recorder.durations], log_history=recorder.logs,
-                    adapter_check=adapter.__dict__,
-                    global_step=trainer.state.global_step)
-    if main:
-        write_manifest(out, manifest)
-    manifest["is_main_process"] = main
+    manifest = run.end(result, recorder, probe, tokenizer, eval_metrics=evaluation,
+                       padding_fraction=collator.measured_padding(), tokens_computed=collator.positions)
+    if merge and run.main:
+        merged = trainer.model.merge_and_unload()
+        merged.save_pretrained(str(run.out / "merged"))
+        tokenizer.save_pretrained(str(run.out / "merged"))
     return manifest

@@ -142,6 +142,27 @@ def repair_items(decls: list[Declaration], lang: str) -> list[Declaration]:
     return [d for d in decls if d.lang == lang and d.kind in ELIGIBLE_KINDS[lang] and not d.near_parse_error]
 
 
+def _by_language(ctx: Context, out: StageOutput, items: list, lang_of):
+    """(language, its items, its oracle) for each language present; items whose language has no
+    oracle are counted as such (the run says once that the oracle is missing)."""
+    for lang in ("rust", "vox"):
+        mine = [x for x in items if lang_of(x) == lang]
+        if not mine:
+            continue
+        if ctx.oracles.get(lang) is None:
+            out.no_oracle += len(mine)
+            continue
+        yield lang, mine, ctx.oracles[lang]
+
+
+def _split_store(ctx: Context, out: StageOutput, stage: str, stage_fp: str, items: list, key) -> list:
+    """The items the store has no answer for (to process now); counts processed and reused."""
+    todo = [x for x in items if ctx.store.get(stage, stage_fp, key(x)) is None]
+    out.processed += len(todo)
+    out.reused += len(items) - len(todo)
+    return todo
+
+
 # -- repair ------------------------------------------------------------------------------------
 
 def repair_stage(ctx: Context, decls: list[Declaration], settings) -> StageOutput:
@@ -151,20 +172,11 @@ def repair_stage(ctx: Context, decls: list[Declaration], settings) -> StageOutpu
     # No balancing per item: it is done once below, over the rows of all items.
     config = RepairConfig(seed=ctx.seed, max_share=1.0, diff=settings.diff, operator_caps={})
     all_rows: list[Row] = []
-    for lang in ("rust", "vox"):
-        eligible = repair_items(decls, lang)
-        if not eligible:
-            continue
-        oracle = ctx.oracles.get(lang)
-        if oracle is None:  # said once, by the run (the oracle is missing)
-            out.items += len(eligible)
-            out.no_oracle += len(eligible)
-            continue
+    items = repair_items(decls, "rust") + repair_items(decls, "vox")
+    out.items = len(items)
+    for lang, eligible, oracle in _by_language(ctx, out, items, lambda d: d.lang):
         stage_fp = repair_fingerprint(ctx, lang, settings, oracle)
-        todo = [d for d in eligible if ctx.store.get("repair", stage_fp, item_key(d)) is None]
-        out.items += len(eligible)
-        out.processed += len(todo)
-        out.reused += len(eligible) - len(todo)
+        todo = _split_store(ctx, out, "repair", stage_fp, eligible, item_key)
         if todo:
             result = repair_rows(todo, oracle, config, lang=lang)
             by_decl = {d.id: {"rows": [], "rejected": []} for d in todo}
@@ -211,18 +223,9 @@ def backtranslate_stage(ctx: Context, decls: list[Declaration], settings, specs:
     out.items = len(items)
     config = BacktranslateConfig(writer=writer, judge=judge, max_attempts=settings.max_attempts,
                                  workers=settings.workers, seed=ctx.seed)
-    for lang in ("rust", "vox"):
-        mine = [d for d in items if d.lang == lang]
-        oracle = ctx.oracles.get(lang)
-        if not mine:
-            continue
-        if oracle is None:
-            out.no_oracle += len(mine)
-            continue
+    for _, mine, oracle in _by_language(ctx, out, items, lambda d: d.lang):
         stage_fp = backtranslate_fingerprint(ctx, settings, specs, oracle)
-        todo = [d for d in mine if ctx.store.get("backtranslate", stage_fp, item_key(d)) is None]
-        out.processed += len(todo)
-        out.reused += len(mine) - len(todo)
+        todo = _split_store(ctx, out, "backtranslate", stage_fp, mine, item_key)
         if todo:
             result = run_backtranslation(todo, ctx.client, oracle, config, checkpoint_path=checkpoint,
                                          on_item=ctx.ticker("backtranslate"))
@@ -289,19 +292,10 @@ def rft_stage(ctx: Context, decls: list[Declaration], codegen_rows: list[Row], s
     tasks = rft_tasks(decls, codegen_rows)
     out.items = len(tasks)
     config = RftConfig(k=settings.k, cap_per_task=settings.cap_per_task, seed=ctx.seed)
-    for lang in ("rust", "vox"):
-        mine = [t for t in tasks if t.decl.lang == lang]
-        oracle = ctx.oracles.get(lang)
-        if not mine:
-            continue
-        if oracle is None:
-            out.no_oracle += len(mine)
-            continue
+    key = rft_task_key
+    for _, mine, oracle in _by_language(ctx, out, tasks, lambda t: t.decl.lang):
         stage_fp = rft_fingerprint(ctx, settings, specs, oracle)
-        key = rft_task_key
-        todo = [t for t in mine if ctx.store.get("rft", stage_fp, key(t)) is None]
-        out.processed += len(todo)
-        out.reused += len(mine) - len(todo)
+        todo = _split_store(ctx, out, "rft", stage_fp, mine, key)
         if todo:
             sampler = _SafeSampler(ApiSampler(ctx.client, spec))
             result = run_rft(todo, sampler, oracle, config, on_item=ctx.ticker("rft"))
