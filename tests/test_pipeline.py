@@ -326,6 +326,7 @@ def test_a_missing_key_or_price_stops_before_anything_runs(tmp_path, provider, m
 
 def test_the_cap_stops_a_run_cleanly_and_a_higher_cap_finishes_it(tmp_path, provider, capsys):
     config = _workspace(tmp_path, provider.base_url + "/v1", limit=6)
+    config.write_text(config.read_text().replace("workers = 2", "workers = 1"))  # where the cap falls: fixed
     code, capped = _run(["run", "--config", str(config), "--max-spend", "0.0008"], capsys)
     assert code == 1 and capped["spent_usd"] <= 0.0008  # the cap holds, committed worst cases included
     undone = sum(s["undone"] for s in capped["stages"].values())
