@@ -112,6 +112,8 @@ def test_without_a_cap_only_free_stages_run(tmp_path, provider, capsys):
     assert all("cap is $0" in summary["skipped"][s] for s in ("backtranslate", "rft", "toolcalls"))
     run = tmp_path / "run"
     assert (run / "rows" / "repair.jsonl").exists() and (run / "train.jsonl").exists()
+    assert summary["paths"]["rows"] == [str(run / "rows" / "repair.jsonl")]
+    assert summary["paths"]["train"] == str(run / "train.jsonl")
     assert (run / "manifest.json").exists() and (run / "snapshots" / "0001" / "diff.json").exists()
 
 

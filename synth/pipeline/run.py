@@ -75,6 +75,7 @@ class RunSummary:
     attention: list = field(default_factory=list)
     batch_submitted: int = 0
     notes: list = field(default_factory=list)
+    paths: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -231,6 +232,10 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         summary.compiler_runs = sum(o.stats.compiler_runs for o in oracles.values())
         summary.candidates_compiled = sum(o.stats.candidates_compiled for o in oracles.values())
         summary.snapshot, summary.diff = str(snapshot_dir), diff
+        summary.paths = {"rows": sorted(str(p) for p in (out / "rows").glob("*.jsonl")),
+                         "rejected": sorted(str(p) for p in (out / "rejected").glob("*.jsonl")),
+                         **{name: str(out / f"{name}.jsonl") for name in ("train", "val")},
+                         "manifest": str(out / "manifest.json"), "stats": str(out / "stats" / "run.json")}
         for name, o in outputs.items():
             if o.undone and batch and summary.batch_submitted:
                 summary.notes.append(f"{name}: {o.undone} item(s) wait for batch answers (the next refresh uses them)")
