@@ -339,3 +339,19 @@ def test_the_cap_stops_a_run_cleanly_and_a_higher_cap_finishes_it(tmp_path, prov
     assert finished["stages"]["backtranslate"]["reused"] > 0  # what the capped run finished is kept
     assert provider.requests - paid_before == finished["llm_calls"]  # only what was left was asked
     assert [k for k, n in provider.answered.items() if n > 1] == []  # nothing paid twice
+
+
+def test_vox_sources_run_through_the_vox_oracle(tmp_path, capsys):
+    """Vox sources with the stub `vox` (the real check needs the user's binary): repair rows for
+    Vox, each rejected by `vox check` with its documented diagnostics; nothing needs attention."""
+    from conftest import STUB_VOX
+    shutil.copytree(ROOT / "examples" / "vox", tmp_path / "vox")
+    config = tmp_path / "synth.toml"
+    config.write_text(f'[run]\nout = "run"\ncache_dir = "cache"\n\n[[sources]]\npath = "vox"\nlang = "vox"\n\n'
+                      f'[oracles]\nvox = "{STUB_VOX}"\n')
+    code, summary = _run(["run", "--config", str(config)], capsys)
+    assert code == 0 and summary["attention"] == []
+    rows = [json.loads(line) for line in (tmp_path / "run" / "rows" / "repair.jsonl").read_text().splitlines()]
+    assert rows and {r["lang"] for r in rows} == {"vox"}
+    assert all(r["broken_verification"]["oracle"] == "vox" and not r["broken_verification"]["passed"] for r in rows)
+    assert all(r["verification"]["passed"] and "stub" in r["verification"]["toolchain"] for r in rows)
