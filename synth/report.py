@@ -12,7 +12,6 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from synth.jsonl import read_jsonl
 
 
 class ReportError(ValueError):
@@ -93,23 +92,22 @@ def _synthesis_plots(plots: Plots, run: Path, stats: dict) -> None:
               sum(1 for c in cost if c["usd"] > 0),
               note="" if any(c["usd"] for c in cost) else "nothing was spent in this run")
 
-    from synth.llm.tokens import count_text
-    lengths = []
-    for name in ("train.jsonl", "val.jsonl"):
-        if (run / name).exists():
-            for row in read_jsonl(run / name):
-                lengths.append(count_text("".join(m["content"] for m in row["messages"]), "gpt-4o-mini"))
-    seq_len = (json.loads((run / "manifest.json").read_text()).get("seq_len") if (run / "manifest.json").exists()
-               else None) or 2048
+    # The snapshot manifest already measured every row (same tokenizer and count as assembly).
+    length = (json.loads((run / "manifest.json").read_text()).get("length") or {}) \
+        if (run / "manifest.json").exists() else {}
+    seq_len = length.get("seq_len")
+    bins = dict(sorted((length.get("bins") or {}).items(),  # stored with sorted keys: order by bound
+                       key=lambda kv: (kv[0].startswith(">"), int(kv[0].lstrip("<=>")))))
 
     def draw_lengths(ax):
-        ax.hist(lengths, bins=30, color="#66c2a5")
-        ax.axvline(seq_len, color="#d62728", linestyle="--", label=f"seq_len {seq_len}")
-        ax.set_xlabel("tokens per row (cl100k/o200k count)")
-        ax.legend(fontsize=8)
-    over = sum(n > seq_len for n in lengths)
-    plots.add("Token length of the snapshot's rows", draw_lengths, len(lengths),
-              note=f"{over} of {len(lengths)} rows longer than seq_len")
+        labels = list(bins)
+        ax.bar(range(len(labels)), list(bins.values()),
+               color=["#d62728" if k.startswith(">") else "#66c2a5" for k in labels])
+        ax.set_xticks(range(len(labels)), labels)
+        ax.set_xlabel(f"tokens per row ({length.get('tokenizer', '?')}); red: longer than seq_len {seq_len}")
+    total = sum(bins.values())
+    plots.add("Token length of the snapshot's rows", draw_lengths, total,
+              note=f"{length.get('truncated', 0)} of {total} rows longer than seq_len {seq_len}")
 
 
 def _training_plots(plots: Plots, manifest: dict, label: str) -> None:
