@@ -224,6 +224,8 @@ def test_a_killed_refresh_resumes_to_the_same_snapshot(tmp_path, monkeypatch):
     # Only what was in flight when the process died (2 workers) was asked again: its answer never
     # reached the cache. Everything answered before is reused from the cache, not paid again.
     assert len(repeated) <= 2
+    from synth.llm.ledger import Ledger  # the dead run's open reservations were settled or marked lost
+    assert all(Ledger(p, 0).totals().calls_open == 0 for p in (tmp_path / "a" / "run" / "ledgers").glob("*.sqlite"))
 
 
 def test_report_renders_in_headless_chromium_with_data_in_every_plot(tmp_path, provider, capsys):

@@ -265,15 +265,12 @@ def recover_crashed_ledgers(directory: Path, cache) -> None:
     """A run killed mid-call leaves reservations open in its ledger: settle those the response
     cache shows were answered, keep the rest as lost (at their worst case), so the record of what
     was spent stays true."""
+    from synth.llm.client import LLMClient
     from synth.llm.ledger import Ledger
-
-    def answered(key):
-        hit = cache.get(key)
-        return None if hit is None else (hit["cost_usd"], hit["input_tokens"], hit["output_tokens"])
     for path in sorted(directory.glob("*.sqlite")) if directory.is_dir() else []:
         ledger = Ledger(path, 0.0)
         if ledger.totals().calls_open:
-            ledger.recover(answered)
+            LLMClient(ledger, cache).recover()
 
 
 def write_outputs(out: Path, outputs: dict[str, StageOutput]) -> None:
