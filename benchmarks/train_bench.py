@@ -29,12 +29,11 @@ def bench_rows() -> list[list[dict]]:
 def _run(model, examples, batch_size: int, steps: int, padding_free: bool, pad_id: int, lr: float = 1e-3):
     import torch
 
-    from training.collate import WeightedCollator, padding_fraction
+    from training.collate import WeightedCollator
     from training.loss import supervised_tokens, weighted_token_loss
 
     collate = WeightedCollator(pad_id, padding_free=padding_free)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    real = computed = 0
     start = time.perf_counter()
     for step in range(steps):
         chunk = [examples[(step * batch_size + i) % len(examples)] for i in range(batch_size)]
@@ -46,9 +45,7 @@ def _run(model, examples, batch_size: int, steps: int, padding_free: bool, pad_i
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-        computed += batch["input_ids"].numel()
-        real += round(batch["input_ids"].numel() * (1 - padding_fraction(batch, chunk)))
-    return time.perf_counter() - start, real, computed
+    return time.perf_counter() - start, collate.tokens, collate.positions  # counted by the collator
 
 
 def first_batch_losses(model, examples, batch_size: int, pad_id: int) -> tuple[float, float]:
