@@ -100,3 +100,19 @@ def covering_candidates() -> list[tuple[str | None, str]]:
         out += [(e, t.format(k=k, k_mod=k)) for e, t in FAILING]
         out += [(e, t.format(k=k, k_mod=k)) for e, t in SPECIAL]
     return out
+
+
+def pipeline_candidates(paths: list) -> list[tuple[bool, str]]:
+    """(expected to pass, text) for what the repair stage really sends the oracle for the Rust in
+    `paths`: each eligible declaration in its standalone file (context stubs + declaration), then
+    every mutant the stage's operators make of it. Unlike the templates above, each candidate
+    carries its context (~30 lines), so rustc has real work per candidate."""
+    from synth.extract import extract_paths
+    from synth.extract.model import standalone_source
+    from synth.mutate.repair import LANGS, OperatorStats, RepairConfig, eligible_declarations, make_mutants
+
+    operators, sites_of, apply_edit = LANGS["rust"]
+    decls = eligible_declarations(extract_paths(paths).declarations, "rust")
+    stats = {op.name: OperatorStats() for op in operators}
+    mutants = make_mutants(decls, operators, RepairConfig(), stats, sites_of, apply_edit)
+    return [(True, standalone_source(d)) for d in decls] + [(False, standalone_source(m.decl, m.broken)) for m in mutants]

@@ -11,7 +11,8 @@ import diskcache
 from .verdict import Candidate, Verdict
 
 # Bump when the way verdicts are computed changes meaning (attribution, flags, parsing).
-CACHE_LOGIC_VERSION = "1"
+# 2: batched labels were read from the raw span (`Vec<__synth_c1::Token>` for `Vec<Token>`).
+CACHE_LOGIC_VERSION = "2"
 
 
 def verdict_key(candidate: Candidate, oracle: str, toolchain: str, flags: dict) -> str:

@@ -7,6 +7,7 @@ batch changed what the compiler said, so the candidate must be checked again apa
 """
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass
@@ -139,15 +140,21 @@ def _strip_own_module(diag: dict, module: str) -> dict:
     return _rewrite_texts(diag, lambda text: pattern.sub(lambda m: m.group(1) or "", text))
 
 
+def _owner(line: int, regions: list[Region]) -> int | None:
+    """Index of the region holding `line` (regions are disjoint and in file order)."""
+    k = bisect.bisect_right(regions, line, key=lambda r: r.first) - 1
+    return k if k >= 0 and line in regions[k] else None
+
+
 def locate(diag: dict, file_name: str, regions: list[Region], modules: list[str | None] | None = None) -> Located:
     """Attribute one rustc diagnostic to a region and convert it to the candidate's coordinates.
-    `modules[i]` names the batch module wrapping region i, if any."""
+    `regions` are disjoint and in file order; `modules[i]` names the batch module wrapping region i."""
     level = diag.get("level", "")
     if level not in ("error", "warning"):
         return Located(None, None, False, internal_error=level.startswith("error"))
     sites = [s for s in (_site(sp, file_name) for sp in diag.get("spans", []) if sp.get("is_primary")) if s]
-    owners = {i for s in sites for i, r in enumerate(regions) if s["line_start"] in r}
-    if len(owners) != 1 or any(not any(s["line_start"] in r for r in regions) for s in sites):
+    owners = {_owner(s["line_start"], regions) for s in sites}
+    if len(owners) != 1 or None in owners:
         return Located(None, None, False)
     index = owners.pop()
     region = regions[index]
@@ -158,7 +165,8 @@ def locate(diag: dict, file_name: str, regions: list[Region], modules: list[str 
     foreign_place = any(line not in region for line in places)  # a type born in another candidate
     if places:
         diag = _relocate(diag, file_name, offset)
-        sites = [s for s in (_site(sp, file_name) for sp in diag.get("spans", []) if sp.get("is_primary")) if s]
+    # The label and position come from the rewritten diagnostic, not the batch's raw one.
+    sites = [s for s in (_site(sp, file_name) for sp in diag.get("spans", []) if sp.get("is_primary")) if s]
     contaminated = foreign_place or any(BATCH_MARK in t for t in _all_text(diag)) or any(
         sp.get("file_name") == file_name and not (sp["line_start"] in region and sp["line_end"] in region)
         for sp in _all_spans(diag))

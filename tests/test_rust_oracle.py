@@ -1,10 +1,14 @@
 """The batched Rust oracle must say exactly what rustc says about each candidate alone."""
 from collections import Counter
+from pathlib import Path
 
-from benchmarks.rust_candidates import covering_candidates, rust_candidates
+from benchmarks.rust_candidates import covering_candidates, pipeline_candidates, rust_candidates
 from oracles import rust as rust_module
 from oracles.rust import RustConfig, RustOracle
+from oracles.rustc_diagnostics import Located
 from oracles.verdict import Candidate
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_differential_batched_equals_solo(rust_oracle):
@@ -33,6 +37,22 @@ def test_differential_batched_equals_solo(rust_oracle):
             assert verdict.passed, (text, [d.render() for d in verdict.diagnostics])
         else:
             assert not verdict.passed, text
+
+
+def test_differential_over_the_repair_stages_real_stream(rust_oracle):
+    """The templates above are small; what the repair stage really sends is each declaration of
+    examples/rust in its standalone file (context stubs + declaration) and every mutant of it
+    (~300 candidates of ~30 lines, many defining the same type names). Found the label bug."""
+    pairs = pipeline_candidates([ROOT / "examples" / "rust"])
+    candidates = [Candidate.of(text) for _, text in pairs]
+    batched = rust_oracle.check(candidates, expect_pass=[e for e, _ in pairs])
+    solo = [rust_oracle.check_solo(c) for c in candidates]
+
+    assert len(candidates) >= 250 and sum(v.mode == "batched" for v in batched) >= 250
+    mismatches = [(c.text, b, s) for c, b, s in zip(candidates, batched, solo) if not b.same_result(s)]
+    assert not mismatches, mismatches[:3]
+    assert not [v for v in batched if "__synth" in v.model_dump_json()]
+    assert sum(not v.passed for v in solo) >= 200  # the mutants really fail
 
 
 def test_diagnostics_are_relative_to_the_candidate(rust_oracle):
@@ -150,3 +170,51 @@ def test_type_names_read_the_same_deep_in_a_batch():
     assert deep.mode == "batched" and deep.same_result(alone), (deep.diagnostics, alone.diagnostics)
     text = " ".join(d.render() for d in deep.diagnostics)
     assert "{closure@5:33: 5:37}" in text and "batch.rs" not in text and "long-type" not in text
+
+
+def test_labels_read_the_same_when_a_type_name_repeats_across_the_batch():
+    """When two candidates define `Token`, rustc writes `__synth_c1::Token` in the batch where the
+    candidate alone says `Token`. The message was rewritten but the label (what repair prompts show
+    under the error) was read from the raw span: `method not found in Vec<__synth_c1::Token>`.
+    Found by the differential check over the repair stage's real stream."""
+    definer = Candidate.of("pub struct Token;\n\npub fn make() -> Token {\n    Token\n}\n")
+    user = Candidate.of("pub struct Token;\n\npub fn count(v: Vec<Token>) -> usize {\n    v.total()\n}\n")
+    oracle = RustOracle(RustConfig(jobs=1))
+    batched = oracle.check([definer, user])[1]
+    alone = oracle.check_solo(user)
+    assert batched.mode == "batched" and batched.same_result(alone), (batched.diagnostics, alone.diagnostics)
+    (error,) = batched.errors
+    assert error.code == "E0599" and error.label == "method not found in `Vec<Token>`"
+
+
+def test_a_diagnostic_still_naming_a_batch_module_is_checked_alone(monkeypatch):
+    """Whatever part of a located diagnostic still says `__synth_`, the candidate is checked
+    alone: here `locate` is made to miss a batch path in the label (as it once did)."""
+    real_locate = rust_module.locate
+
+    def leaky_locate(raw, *args, **kwargs):
+        located = real_locate(raw, *args, **kwargs)
+        if located.diagnostic is not None and located.diagnostic.code == "E0599":
+            leaked = located.diagnostic.model_copy(update={"label": "method not found in `__synth_c1::Token`"})
+            located = Located(leaked, located.region, False)
+        return located
+
+    monkeypatch.setattr(rust_module, "locate", leaky_locate)
+    oracle = RustOracle(RustConfig(jobs=1))
+    fine = Candidate.of("pub fn fine() -> u8 {\n    1\n}\n")
+    user = Candidate.of("pub struct Token;\n\npub fn count(t: Token) -> usize {\n    t.total()\n}\n")
+    verdict = oracle.check([fine, user])[1]
+    assert verdict.mode == "solo" and oracle.stats.contaminated == 1
+    assert verdict.errors[0].label == "method not found in `Token`"
+
+
+def test_work_is_spread_by_lines_so_workers_end_together():
+    """With hints the stage's stream is two groups, one small (declarations) and one 4x larger
+    (mutants): the larger is split so two workers share the lines; a tiny stream stays one call."""
+    declarations, mutants = list(range(56)), list(range(56, 297))
+    spread = rust_module._spread([declarations, mutants], 2, lambda i: 30)
+    loads = [30 * len(g) for g in spread]
+    assert sorted(i for g in spread for i in g) == list(range(297))
+    assert max(loads) <= sum(loads) / 2 and loads == sorted(loads, reverse=True)
+    assert rust_module._spread([list(range(6))], 2, lambda i: 1) == [list(range(6))]
+    assert rust_module._spread([declarations, mutants], 1, lambda i: 30) == [declarations, mutants]

@@ -183,6 +183,11 @@ def _check(oracle, sources: list[str], expect_pass: bool) -> list[Verdict]:
     return oracle.check(candidates)
 
 
+def eligible_declarations(decls: list[Declaration], lang: str) -> list[Declaration]:
+    """The declarations the repair stage mutates."""
+    return [d for d in decls if d.lang == lang and d.kind in ELIGIBLE_KINDS[lang] and not d.near_parse_error]
+
+
 def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = None,
                 lang: str = "rust", operators: list[Operator] | None = None) -> RepairResult:
     """Repair rows for the `lang` declarations (with their context), gated by `oracle`
@@ -191,7 +196,7 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
     default_ops, sites_of, apply_edit = LANGS[lang]
     operators = operators or default_ops
     result = RepairResult(stats={op.name: OperatorStats() for op in operators})
-    eligible = [d for d in decls if d.lang == lang and d.kind in ELIGIBLE_KINDS[lang] and not d.near_parse_error]
+    eligible = eligible_declarations(decls, lang)
     original_verdicts = _check(oracle, [standalone_source(d) for d in eligible], True)
     originals: dict[str, Verdict] = {}
     for decl, verdict in zip(eligible, original_verdicts):
