@@ -311,28 +311,28 @@ def parse_test_output(output: str, timed_out: bool, returncode: int | None) -> T
                        timed_out=timed_out, output=output[-4000:])
 
 
-# A rustc call costs ~25 ms before it reads a line, about what checking ~300 lines costs: a group
-# smaller than two of those is not worth splitting across workers.
-MIN_SPLIT_LINES = 600
+# A rustc call costs ~25 ms before it reads a line, about what checking ~300 lines costs: a part
+# smaller than that is not worth a call of its own.
+MIN_PART_LINES = 300
 
 
 def _spread(groups: list[list[int]], jobs: int, lines) -> list[list[int]]:
-    """Split the heaviest groups until none holds more than its worker's share of the work (a rustc
-    call uses one core; its time grows with the lines it checks), heaviest first so the workers end
-    together. `lines(i)` is the length of candidate i."""
-    loaded = [(sum(lines(i) for i in g), g) for g in groups if g]
+    """Split each group into one part per worker (a rustc call uses one core), heaviest parts
+    first, so every worker gets its share of each group and they end together: groups differ in
+    cost per line (failing candidates cost rustc more), so only splitting every group balances.
+    `lines(i)` is the length of candidate i."""
     if jobs <= 1:
-        return [g for _, g in loaded]
-    share = sum(load for load, _ in loaded) / jobs
-    while loaded:
-        heaviest = max(loaded, key=lambda lg: lg[0])
-        load, group = heaviest
-        if len(group) < 2 or load < MIN_SPLIT_LINES or (load <= share and len(loaded) >= jobs):
-            break
-        loaded.remove(heaviest)
-        mid = len(group) // 2
-        loaded += [(sum(lines(i) for i in half), half) for half in (group[:mid], group[mid:])]
-    return [g for _, g in sorted(loaded, key=lambda lg: -lg[0])]
+        return [g for g in groups if g]
+    parts: list[tuple[int, list[int]]] = []
+    for group in groups:
+        count = max(1, min(jobs, len(group), sum(lines(i) for i in group) // MIN_PART_LINES))
+        size, extra = divmod(len(group), count)
+        start = 0
+        for p in range(count):
+            part = group[start:start + size + (p < extra)]
+            start += len(part)
+            parts.append((sum(lines(i) for i in part), part))
+    return [g for _, g in sorted(parts, key=lambda lp: -lp[0]) if g]
 
 
 def _conflict_free_groups(indices: list[int], screens: dict[int, Screen], size: int) -> list[list[int]]:

@@ -209,12 +209,14 @@ def test_a_diagnostic_still_naming_a_batch_module_is_checked_alone(monkeypatch):
 
 
 def test_work_is_spread_by_lines_so_workers_end_together():
-    """With hints the stage's stream is two groups, one small (declarations) and one 4x larger
-    (mutants): the larger is split so two workers share the lines; a tiny stream stays one call."""
+    """With hints the stage's stream is two groups (declarations, mutants) that cost rustc
+    differently per line: each is split in two, so each worker gets half of both; a tiny stream
+    stays one call."""
     declarations, mutants = list(range(56)), list(range(56, 297))
     spread = rust_module._spread([declarations, mutants], 2, lambda i: 30)
     loads = [30 * len(g) for g in spread]
     assert sorted(i for g in spread for i in g) == list(range(297))
     assert max(loads) <= sum(loads) / 2 and loads == sorted(loads, reverse=True)
+    assert sorted(map(len, spread)) == [28, 28, 120, 121]
     assert rust_module._spread([list(range(6))], 2, lambda i: 1) == [list(range(6))]
     assert rust_module._spread([declarations, mutants], 1, lambda i: 30) == [declarations, mutants]
