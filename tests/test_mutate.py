@@ -74,6 +74,9 @@ def test_prompt_carries_the_real_diagnostic(repair):
     assert row.diagnostic_codes == ["E0061"] or "E0061" in row.diagnostic_codes
     assert "error[E0061]: this function takes" in row.prompt and "--> line " in row.prompt
     assert row.broken_verification["passed"] is False and row.verification.passed is True
+    # Nothing of the batch the oracle compiled in (its `__synth_cN` modules) reaches a row: 6 of
+    # 239 example rows once said `method not found in &mut __synth_c91::Inventory`.
+    assert not [r.id for r in repair.rows if "__synth" in r.model_dump_json()]
 
 
 def test_diff_mode_applies_with_patch(corpus_decls, tmp_path):
