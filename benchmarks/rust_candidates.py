@@ -65,6 +65,12 @@ SPECIAL = [
     ("E0308", "pub struct Same;\n\npub fn same_{k}() -> Same {{\n    0\n}}\n"),  # `Same` is in many candidates
     ("E0308", "pub mod nest {{\n    pub struct Deep;\n}}\n\npub fn deep_{k}() -> nest::Deep {{\n    0\n}}\n"),
     ("include", "pub mod reads_{k} {{\n    include!(\"missing_{k}.rs\");\n}}\n"),  # aborts rustc early
+    # Members of a type that many candidates define: the batch says `__synth_c3::Kind::A`, alone `Kind::A`.
+    ("E0559", "pub enum Kind {{\n    A {{ x: u32 }},\n}}\n\npub fn make_{k}() -> Kind {{\n    Kind::A {{ y: {k} }}\n}}\n"),
+    ("E0599", "pub struct Same;\n\nimpl Same {{\n    pub fn new() -> Self {{ Same }}\n}}\n\n"
+              "pub fn call_{k}() -> Same {{\n    Same::nope()\n}}\n"),
+    # ...but a type in a nested module reads `Deep` alone and `__synth_c3::nest::Deep` in the batch.
+    ("E0599", "pub mod nest {{\n    pub struct Deep;\n}}\n\npub fn deep_call_{k}() {{\n    nest::Deep::nope();\n}}\n"),
     ("E0308", "pub fn bytes_{k}() -> i32 {{\n    let _ = b\"\u00e9\";\n    \"x\"\n}}\n"),  # lexer error, then E0308
 ]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from .cache import CACHE_LOGIC_VERSION, VerdictCache, verdict_key
 from .rust_screen import Screen, screen
-from .rustc_diagnostics import BATCH_MARK, Region, file_diagnostics, is_summary, locate, parse_json_lines
+from .rustc_diagnostics import BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, locate, parse_json_lines
 from .sandbox import Limits, Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
 from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
@@ -228,11 +228,11 @@ class RustOracle:
         diags: dict[int, list[Diagnostic]] = {k: [] for k in range(len(items))}
         contaminated: set[int] = set()
         sentinel_seen = False
-        modules = [None] + [f"__synth_c{k}" for k in range(len(items))]
+        wrappers = [None] + [Wrapper(f"__synth_c{k}", frozenset(scr.types)) for k, (_, _, scr) in enumerate(items)]
         for raw in parse_json_lines(run.stderr):
             if is_summary(raw):
                 continue
-            located = locate(raw, BATCH_FILE, regions, modules)
+            located = locate(raw, BATCH_FILE, regions, wrappers)
             if located.internal_error:
                 return None
             if located.diagnostic is None:

@@ -24,6 +24,9 @@ ITEM_NAME_KINDS = {
 }
 
 
+TYPE_ITEM_KINDS = {"struct_item", "enum_item", "union_item", "trait_item", "type_item"}
+
+
 # Names the prelude always resolves: mentioning one never makes rustc look at other modules.
 PRELUDE = {
     "Option", "Some", "None", "Result", "Ok", "Err", "Vec", "String", "Box", "ToString", "ToOwned", "Clone", "Copy",
@@ -40,6 +43,7 @@ class Screen:
     is_program: bool  # has a top-level `fn main`: checked as a binary crate
     defined: set[str] = field(default_factory=set)  # names of items it defines (anywhere)
     mentioned: set[str] = field(default_factory=set)  # identifiers it uses
+    types: set[str] = field(default_factory=set)  # structs, enums, unions, traits, aliases at its top level
 
     @property
     def free_names(self) -> set[str]:
@@ -128,7 +132,9 @@ def screen(text: str) -> Screen:
     idents = captures.get("ident", [])
     mentioned = {n.text.decode() for n in idents}
     defined = {n.text.decode() for n in idents if _names_item(n)}
-    return Screen(reasons[0] if reasons else None, is_program, defined, mentioned)
+    types = {name.text.decode() for item in root.named_children if item.type in TYPE_ITEM_KINDS
+             for name in [item.child_by_field_name("name")] if name is not None}
+    return Screen(reasons[0] if reasons else None, is_program, defined, mentioned, types)
 
 
 def _names_item(ident: Node) -> bool:

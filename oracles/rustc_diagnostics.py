@@ -132,11 +132,28 @@ def is_summary(diag: dict) -> bool:
     return not diag.get("spans") and bool(SUMMARY.match(diag.get("message", "")))
 
 
-def _strip_own_module(diag: dict, module: str) -> dict:
+@dataclass(frozen=True)
+class Wrapper:
+    """The batch module around one candidate, and the types the candidate defines at its top."""
+
+    module: str
+    types: frozenset[str] = frozenset()
+
+
+IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def _strip_own_module(diag: dict, wrapper: Wrapper) -> dict:
     """rustc prints `__synth_c3::Point` where the candidate alone would print `Point` (the name is
     no longer unique in the batch). For the candidate's top-level items the two are the same path,
-    so the wrapper is removed; anything else mentioning a batch module stays and is contaminated."""
-    pattern = re.compile(r"(crate::)?" + re.escape(module) + r"::(?=[A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_]|::))")
+    and so for members of its top-level types (`Shape::Rect`, `Parser::new`: rustc prints a member
+    as its type's path and the member's name), so the wrapper is removed; anything else mentioning
+    a batch module (`__synth_c3::nested::Deep`, which alone may print as `Deep`) stays and is
+    contaminated."""
+    same_path = [IDENT + r"(?![A-Za-z0-9_]|::)"]
+    if wrapper.types:
+        same_path.append("(?:" + "|".join(re.escape(t) for t in sorted(wrapper.types)) + ")::")
+    pattern = re.compile(r"(crate::)?" + re.escape(wrapper.module) + r"::(?=" + "|".join(same_path) + ")")
     return _rewrite_texts(diag, lambda text: pattern.sub(lambda m: m.group(1) or "", text))
 
 
@@ -146,9 +163,9 @@ def _owner(line: int, regions: list[Region]) -> int | None:
     return k if k >= 0 and line in regions[k] else None
 
 
-def locate(diag: dict, file_name: str, regions: list[Region], modules: list[str | None] | None = None) -> Located:
+def locate(diag: dict, file_name: str, regions: list[Region], wrappers: list[Wrapper | None] | None = None) -> Located:
     """Attribute one rustc diagnostic to a region and convert it to the candidate's coordinates.
-    `regions` are disjoint and in file order; `modules[i]` names the batch module wrapping region i."""
+    `regions` are disjoint and in file order; `wrappers[i]` is the batch module around region i."""
     level = diag.get("level", "")
     if level not in ("error", "warning"):
         return Located(None, None, False, internal_error=level.startswith("error"))
@@ -158,8 +175,9 @@ def locate(diag: dict, file_name: str, regions: list[Region], modules: list[str 
         return Located(None, None, False)
     index = owners.pop()
     region = regions[index]
-    if modules and modules[index] and any(modules[index] in t for t in _all_text(diag)):
-        diag = _strip_own_module(diag, modules[index])
+    wrapper = wrappers[index] if wrappers else None
+    if wrapper and any(wrapper.module in t for t in _all_text(diag)):
+        diag = _strip_own_module(diag, wrapper)
     offset = region.first - 1
     places = [int(m) for t in _all_text(diag) for m in re.findall("@" + re.escape(file_name) + r":(\d+):", t)]
     foreign_place = any(line not in region for line in places)  # a type born in another candidate

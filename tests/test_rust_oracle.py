@@ -220,3 +220,26 @@ def test_work_is_spread_by_lines_so_workers_end_together():
     assert sorted(map(len, spread)) == [28, 28, 120, 121]
     assert rust_module._spread([list(range(6))], 2, lambda i: 1) == [list(range(6))]
     assert rust_module._spread([declarations, mutants], 1, lambda i: 30) == [declarations, mutants]
+
+
+def test_members_of_a_repeated_type_stay_batched_but_nested_types_are_checked_alone():
+    """Three candidates each define `Kind`, `Same` and `nest::Deep`: the batch says
+    `__synth_c3::Kind::A` where alone rustc says `Kind::A` (a member prints as its type's path),
+    so those verdicts stay batched; alone rustc says `Deep` for `__synth_c3::nest::Deep`, so
+    stripping the module would be wrong: those are checked alone."""
+    templates = [("kind", "E0559", "variant `Kind::A` has no field named `y`"),
+                 ("same", "E0599", "no function or associated item named `nope` found for struct `Same`"),
+                 ("deep", "E0599", "no function or associated item named `nope` found for struct `Deep`")]
+    texts = {
+        "kind": "pub enum Kind {{\n    A {{ x: u32 }},\n}}\n\npub fn make_{k}() -> Kind {{\n    Kind::A {{ y: {k} }}\n}}\n",
+        "same": "pub struct Same;\n\nimpl Same {{\n    pub fn new() -> Self {{ Same }}\n}}\n\n"
+                "pub fn call_{k}() -> Same {{\n    Same::nope()\n}}\n",
+        "deep": "pub mod nest {{\n    pub struct Deep;\n}}\n\npub fn deep_call_{k}() {{\n    nest::Deep::nope();\n}}\n",
+    }
+    candidates = [Candidate.of(texts[name].format(k=k)) for k in range(3) for name, _, _ in templates]
+    oracle = RustOracle(RustConfig(jobs=1))
+    verdicts = oracle.check(candidates)
+    for cand, verdict, (name, code, message) in zip(candidates, verdicts, templates * 3):
+        assert verdict.same_result(oracle.check_solo(cand)), (name, verdict.diagnostics)
+        assert verdict.errors[0].code == code and verdict.errors[0].message.startswith(message)
+        assert verdict.mode == ("solo" if name == "deep" else "batched"), name
