@@ -243,3 +243,12 @@ def test_members_of_a_repeated_type_stay_batched_but_nested_types_are_checked_al
         assert verdict.same_result(oracle.check_solo(cand)), (name, verdict.diagnostics)
         assert verdict.errors[0].code == code and verdict.errors[0].message.startswith(message)
         assert verdict.mode == ("solo" if name == "deep" else "batched"), name
+
+
+def test_oracle_bench_prints_its_contract_measured_side_by_side():
+    from benchmarks.oracle_bench import run_oracle_bench
+    result = run_oracle_bench(n=40, repeats=2, pipeline=False)
+    assert {"n", "batched_s", "solo_s", "ratio", "identical"} <= set(result) and result["n"] == 40
+    assert result["identical"] is True and result["rustc_runs_batched"] <= 4
+    assert abs(result["ratio"] - result["solo_s"] / result["batched_s"]) < 0.05 and result["ratio"] > 2
+    assert set(result["streams"]) == {"declarations", "mutants"}
