@@ -36,9 +36,10 @@ def _batched(candidates, expect_pass, config) -> tuple[float, list, RustOracle]:
 
 
 def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats: int, jobs: int,
-                  kinds: dict[str, list[int]] | None = None) -> dict:
+                  kinds: dict[str, list[int]] | None = None, variants: dict[str, RustConfig] | None = None) -> dict:
     """Batched (median of `repeats`) and solo over the same candidates, interleaved: each round
-    checks the whole batch, then one slice of the candidates alone."""
+    checks the whole batch (and each variant configuration of the batched oracle), then one slice
+    of the candidates alone."""
     config = RustConfig(jobs=jobs)
     n = len(candidates)
     solo_oracle = RustOracle(config)
@@ -47,6 +48,8 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
     batched_times: list[float] = []
     kinds = kinds or {}
     kind_times: dict[str, list[float]] = {k: [] for k in kinds}
+    variants = variants or {}
+    variant_times: dict[str, list[float]] = {name: [] for name in variants}
 
     def timed_solo(i):
         start = time.perf_counter()
@@ -59,6 +62,8 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
         batched_times.append(seconds)
         for kind, idx in kinds.items():
             kind_times[kind].append(_batched([candidates[i] for i in idx], [expect_pass[i] for i in idx], config)[0])
+        for name, variant in variants.items():
+            variant_times[name].append(_batched(candidates, expect_pass, variant)[0])
         start = time.perf_counter()
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for i, (verdict, seconds) in zip(slices[k], pool.map(timed_solo, slices[k])):
@@ -78,6 +83,8 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
         "failing": sum(not s.passed for s in solo),
         "checked_alone_by_screen": sum(oracle.stats.solo_reasons.values()),
         "rechecked_alone": oracle.stats.contaminated,
+        "bisections": oracle.stats.bisections,
+        "early_stops": oracle.stats.early_stops,
         "rustc_runs_batched": oracle.stats.compiler_runs,
         "toolchain": solo_oracle.toolchain,
     }
@@ -90,11 +97,17 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
             kind_batched = statistics.median(kind_times[kind])
             result["streams"][kind] = {"n": len(idx), "batched_s": round(kind_batched, 4),
                                        "solo_s": round(kind_solo, 4), "ratio": round(kind_solo / kind_batched, 2)}
+    for name, times in variant_times.items():
+        result[name] = {"batched_s": round(statistics.median(times), 4),
+                        "ratio": round(solo_s / statistics.median(times), 2)}
     result["_solo"] = solo
     return result
 
 
-def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 1, pipeline: bool = True) -> dict:
+def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 1, pipeline: bool = True,
+                     crates: list[Path] | None = None) -> dict:
+    """`crates`: where the pipeline stream comes from (default examples/rust); any Rust sources work,
+    e.g. Debian's crate sources (`apt install librust-semver-dev` -> /usr/share/cargo/registry/)."""
     pairs = rust_candidates(n, seed=seed, special_share=0.0, typed_only=True)
     candidates = [Candidate.of(text) for _, text in pairs]
     expect_pass = [expected is None for expected, _ in pairs]
@@ -109,11 +122,17 @@ def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 
     result["jobs"] = jobs
 
     if pipeline:
-        stream = pipeline_candidates([EXAMPLE_CRATE])
-        measured = _side_by_side([Candidate.of(t) for _, t in stream], [e for e, _ in stream], repeats, jobs)
+        stream = pipeline_candidates(crates or [EXAMPLE_CRATE])
+        # Real crates hold candidates whose errors make rustc give up early; the same oracle
+        # without that hint (plain bisection) runs beside it.
+        plain = {"without_stop_hint": RustConfig(jobs=jobs, stopping_codes=())}
+        measured = _side_by_side([Candidate.of(t) for _, t in stream], [e for e, _ in stream], repeats, jobs,
+                                 variants=plain)
         measured.pop("_solo")
         keep = ("n", "batched_s", "solo_s", "ratio", "identical", "batched_ms_per_candidate",
-                "solo_ms_per_candidate", "failing", "rechecked_alone", "rustc_runs_batched")
+                "solo_ms_per_candidate", "failing", "rechecked_alone", "rustc_runs_batched", "bisections", "early_stops",
+                "without_stop_hint")
         result["pipeline"] = {k: measured[k] for k in keep}
+        result["pipeline"]["sources"] = [str(p) for p in (crates or [EXAMPLE_CRATE])]
         result["identical"] = result["identical"] and measured["identical"]
     return result

@@ -34,13 +34,13 @@ SENTINEL = (
 )
 SENTINEL_REGION = Region(1, SENTINEL.count("\n"))
 BATCH_FILE = "batch.rs"
+SOLO_FILE = "candidate.rs"
 
 # Errors after which rustc gives up before checking function bodies: a trait it cannot find, or a
 # non-trait used as one. One such candidate costs a whole batch its late phases. On 656 real
 # declarations (12 Debian crates) 222 of the 228 that stopped rustc had one, and all that had one
 # stopped it. A cost hint only: whatever is left is still proven by the sentinel.
-STOPPING_CODES = {"E0405", "E0404"}
-SOLO_FILE = "candidate.rs"
+STOPPING_CODES = ("E0405", "E0404")
 
 
 # rustc shortens a long type name (`Values<..>` for `std::collections::btree_map::Values<..>`) and
@@ -61,6 +61,7 @@ class RustConfig:
     batch_timeout_per_candidate_s: float = 0.5
     test_timeout_s: float = 10.0
     test_memory_bytes: int = 2 * 1024**3
+    stopping_codes: tuple[str, ...] = STOPPING_CODES  # () = plain bisection (the bench compares both)
 
 
 @dataclass
@@ -276,7 +277,7 @@ class RustOracle:
             if _may_miss_cfg_note(diags[k], cand.text, scr):
                 contaminated.add(k)
         if not sentinel_seen:  # rustc stopped before its late phases: some verdicts would be missing
-            stoppers = frozenset(k for k, ds in diags.items() if any(d.code in STOPPING_CODES for d in ds))
+            stoppers = frozenset(k for k, ds in diags.items() if any(d.code in self.config.stopping_codes for d in ds))
             return Untrusted("stopped before its late phases", stoppers)
         if run.returncode != 0 and not any(d.severity == "error" for ds in diags.values() for d in ds):
             return Untrusted(f"exit {run.returncode} without an error")

@@ -120,7 +120,11 @@ def cmd_bench(args) -> int:
         result = run_train_bench(steps=args.steps, repeats=args.repeats, seed=args.seed)
     elif args.what == "oracle":
         from benchmarks.oracle_bench import run_oracle_bench
-        result = run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats, jobs=args.jobs or 1)
+        for raw in args.crates or []:
+            if not Path(raw).exists():
+                raise UsageError(f"{raw}: no such file or directory")
+        result = run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats, jobs=args.jobs or 1,
+                                  crates=[Path(c) for c in args.crates] if args.crates else None)
     else:
         from benchmarks.extract_bench import run_extract_bench
         result = run_extract_bench(mb=args.mb, repeats=min(args.repeats, 3), jobs=args.jobs)
@@ -507,6 +511,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")
+    bench.add_argument("--crates", nargs="+", metavar="PATH",
+                       help="oracle: Rust sources for the pipeline stream (default examples/rust)")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     bench.set_defaults(func=cmd_bench)
 

@@ -57,3 +57,19 @@ def test_plan_prices_requests_without_calling(tmp_path):
     requests.write_text(json.dumps({"provider": "openai", "model": "unknown-model", "messages": []}) + "\n")
     refused = synth("plan", "--requests", str(requests), "--llm-cache", str(tmp_path / "llm"))
     assert refused.returncode == 2 and "no price for model `unknown-model`" in refused.stderr
+
+
+def test_bench_oracle_measures_the_pipeline_stream_of_given_crates(tmp_path):
+    src = tmp_path / "tiny" / "src"
+    src.mkdir(parents=True)
+    (src / "lib.rs").write_text(
+        "/// Doubles.\npub fn double(x: u32) -> u32 {\n    x * 2\n}\n\n"
+        "/// Sums.\npub fn total(xs: &[u32]) -> u32 {\n    xs.iter().map(|&x| double(x)).sum()\n}\n\n"
+        "pub struct Meters(pub f64);\n\n/// A trait this crate takes from a dependency.\n"
+        "impl serde_like::Unit for Meters {\n    fn name(&self) -> &str {\n        \"m\"\n    }\n}\n")
+    done = synth("bench", "oracle", "--n", "20", "--repeats", "1", "--crates", str(tmp_path / "tiny"), "--json")
+    assert done.returncode == 0, done.stderr
+    pipeline = json.loads(done.stdout)["pipeline"]
+    assert pipeline["sources"] == [str(tmp_path / "tiny")] and pipeline["identical"] is True
+    assert pipeline["n"] >= 4 and pipeline["failing"] >= 2 and "without_stop_hint" in pipeline
+    assert synth("bench", "oracle", "--crates", str(tmp_path / "missing")).returncode == 2
