@@ -12,7 +12,8 @@ from .verdict import Candidate, Verdict
 
 # Bump when the way verdicts are computed changes meaning (attribution, flags, parsing).
 # 2: batched labels were read from the raw span (`Vec<__synth_c1::Token>` for `Vec<Token>`).
-CACHE_LOGIC_VERSION = "2"
+# 3: diagnostics in file order; configured-out notes, neighbours' names and closure places.
+CACHE_LOGIC_VERSION = "3"
 
 
 def verdict_key(candidate: Candidate, oracle: str, toolchain: str, flags: dict) -> str:

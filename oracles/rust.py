@@ -186,6 +186,7 @@ class RustOracle:
         crate_type = "bin" if scr.is_program else "lib"
         run = self._rustc(cand.text, SOLO_FILE, crate_type, self.config.timeout_s)
         diagnostics, internal_error = file_diagnostics(run.stderr, SOLO_FILE, cand.text)
+        diagnostics = in_file_order(diagnostics)
         if internal_error or (run.returncode not in (0, None) and not any(d.severity == "error" for d in diagnostics)):
             tail = run.stderr.strip().splitlines()[-1:] or ["no output"]
             diagnostics.append(Diagnostic(code="rustc-crash", severity="error",
@@ -222,12 +223,12 @@ class RustOracle:
                 self.stats.contaminated += 1
                 results[i] = self._solo(cand, scr)
             elif any(d.severity == "error" for d in diags[k]):
-                results[i] = Verdict(candidate_id=cand.id, passed=False, diagnostics=diags[k], oracle=self.id,
+                results[i] = Verdict(candidate_id=cand.id, passed=False, diagnostics=in_file_order(diags[k]), oracle=self.id,
                                      toolchain=self.toolchain, elapsed_s=share, mode="batched", sandbox=isolation)
             elif had_errors:
                 clean_items.append((i, cand, scr))
             else:
-                results[i] = Verdict(candidate_id=cand.id, passed=True, diagnostics=diags[k], oracle=self.id,
+                results[i] = Verdict(candidate_id=cand.id, passed=True, diagnostics=in_file_order(diags[k]), oracle=self.id,
                                      toolchain=self.toolchain, elapsed_s=share, mode="batched", sandbox=isolation)
         if clean_items:
             self.stats.clean_rechecks += 1
@@ -273,8 +274,12 @@ class RustOracle:
             if located.contaminated or BATCH_MARK in located.diagnostic.render():
                 contaminated.add(k)
             diags[k].append(located.diagnostic)
+        definers: dict[str, set[int]] = {}
+        for k, (_, _, scr) in enumerate(items):
+            for name in scr.defined:
+                definers.setdefault(name, set()).add(k)
         for k, (_, cand, scr) in enumerate(items):
-            if _may_miss_cfg_note(diags[k], cand.text, scr):
+            if _may_miss_cfg_note(diags[k], cand.text, scr) or _maybe_untrimmed(diags[k], k, scr, definers):
                 contaminated.add(k)
         if not sentinel_seen:  # rustc stopped before its late phases: some verdicts would be missing
             stoppers = frozenset(k for k, ds in diags.items() if any(d.code in self.config.stopping_codes for d in ds))
@@ -315,6 +320,31 @@ class RustOracle:
                           tests=outcome, mode="solo", sandbox=isolation)
         self._store(cand, verdict, "test")
         return verdict
+
+
+def in_file_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """rustc's order of diagnostics can depend on the rest of the crate (two unresolved attribute
+    paths came out in either order); a verdict lists them by position, spanless ones last."""
+    return sorted(diagnostics, key=lambda d: (d.line is None, d.line or 0, d.column or 0))
+
+
+STD_PATH = re.compile(r"\b(?:std|core|alloc)::(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _maybe_untrimmed(diagnostics: list[Diagnostic], k: int, scr: Screen, definers: dict[str, set[int]]) -> bool:
+    """rustc prints a std type by its bare name (`Option`) only while no other item has that name,
+    and not always once some errors were reported (a neighbour's unresolved type beside its
+    `use std::prelude::v1::*` did it, on a Debian crate). Then the batch says
+    `std::option::Option` where the candidate alone says `Option`. So a candidate is checked
+    alone when a batched diagnostic spells out the path of a prelude type it does not define
+    itself, or of any std item a neighbour has a namesake of."""
+    names = {name for d in diagnostics for text in (d.message, d.label or "", *d.notes) for name in STD_PATH.findall(text)}
+    return any((name in PRELUDE_TYPES and name not in scr.defined) or definers.get(name, set()) - {k} for name in names)
+
+
+# The prelude's types: alone, rustc names them bare unless the candidate has a namesake (traits,
+# e.g. `std::iter::Iterator` in E0277 messages, are spelled out either way).
+PRELUDE_TYPES = {"Option", "Result", "Vec", "String", "Box"}
 
 
 BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")

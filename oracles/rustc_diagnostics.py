@@ -180,7 +180,13 @@ def locate(diag: dict, file_name: str, regions: list[Region], wrappers: list[Wra
         diag = _strip_own_module(diag, wrapper)
     offset = region.first - 1
     places = [int(m) for t in _all_text(diag) for m in re.findall("@" + re.escape(file_name) + r":(\d+):", t)]
-    foreign_place = any(line not in region for line in places)  # a type born in another candidate
+    # A closure's type names its file and line. Rewritten to the candidate's own line they read the
+    # same; but where rustc prints the short form (`{closure@batch.rs:4069:33}`, no end), it decides
+    # by the raw text's length whether to show the place or `{closure@...}`, and `batch.rs:4069` is
+    # not as long as `candidate.rs:69`: in a batch, a short-form place means checked alone.
+    short_place = "@" + re.escape(file_name) + r":\d+:\d+(?![\d:])"
+    foreign_place = any(line not in region for line in places) or bool(
+        wrappers and any(re.search(short_place, t) for t in _all_text(diag)))
     if places:
         diag = _relocate(diag, file_name, offset)
     # The label and position come from the rewritten diagnostic, not the batch's raw one.

@@ -284,3 +284,31 @@ def test_a_candidate_that_stops_rustc_early_is_checked_alone_without_bisecting()
     assert [v.errors[0].code for v in verdicts if not v.passed] == ["E0405", "E0405"]
     assert oracle.stats.early_stops == 1 and oracle.stats.bisections == 0
     assert oracle.stats.batch_runs == 2 and sum(v.mode == "batched" for v in verdicts) == 30
+
+
+def test_a_verdict_lists_diagnostics_in_file_order_batched_and_alone():
+    """rustc reports unresolved attribute paths in an order that can depend on the rest of the
+    crate (on a Debian crate, lines 10 and 15 came out either way round); a verdict lists its
+    diagnostics by position, whichever way it was checked."""
+    text = ("use std::io;\n\nuse walkdir::WalkDir;\n\n#[rustversion::not(beta)]\nfn rename() -> io::Result<()> {\n"
+            "    todo!()\n}\n\n#[rustversion::beta]\nfn rename() -> io::Result<()> {\n    Ok(())\n}\n")
+    oracle = RustOracle(RustConfig(jobs=1))
+    batched = oracle.check([Candidate.of("pub fn fine() -> u8 {\n    1\n}\n"), Candidate.of(text)])[1]
+    alone = oracle.check_solo(Candidate.of(text))
+    for verdict in (batched, alone):
+        lines = [d.line for d in verdict.diagnostics]
+        assert lines == sorted(lines) and len(lines) >= 4, [(d.code, d.line) for d in verdict.diagnostics]
+    assert batched.mode == "batched" and batched.same_result(alone)
+
+
+def test_a_neighbour_defining_a_std_name_does_not_change_how_a_type_reads():
+    """A neighbour's own `enum Option` makes rustc print `std::option::Option<{integer}>` where the
+    candidate alone reads `Option<{integer}>` (found on a Debian crate): checked alone."""
+    neighbour = Candidate.of("pub enum Option {\n    Nothing,\n}\n\npub fn nothing() -> Option {\n    Option::Nothing\n}\n")
+    user = Candidate.of("pub fn flag() -> bool {\n    Some(1)\n}\n")
+    oracle = RustOracle(RustConfig(jobs=1))
+    verdict = oracle.check([neighbour, user])[1]
+    alone = oracle.check_solo(user)
+    assert verdict.same_result(alone), (verdict.diagnostics, alone.diagnostics)
+    assert verdict.mode == "solo" and oracle.stats.contaminated == 1
+    assert any("found enum `Option<{integer}>`" in n for n in alone.errors[0].notes)
