@@ -312,3 +312,30 @@ def test_a_neighbour_defining_a_std_name_does_not_change_how_a_type_reads():
     assert verdict.same_result(alone), (verdict.diagnostics, alone.diagnostics)
     assert verdict.mode == "solo" and oracle.stats.contaminated == 1
     assert any("found enum `Option<{integer}>`" in n for n in alone.errors[0].notes)
+
+
+def test_a_neighbours_errors_that_untrim_a_prelude_type_send_the_candidate_alone():
+    """Reduced from a Debian crate (unicode-width): beside this neighbour (a prelude glob import and
+    unresolved names) rustc prints `std::option::Option<{integer}>` for another candidate, which
+    alone reads `Option<{integer}>`."""
+    neighbour = Candidate.of("use std::prelude::v1::*;\npub trait UnicodeWidthChar {\n}\n"
+                             "pub fn width(c: char, is_cjk: bool) -> Option<usize> {\n}\n"
+                             "fn cargo(b: &mut Bencher) {\n    bs.iter(|| {\n        for c in string.chars() {\n"
+                             "        }\n    });\n}\n")
+    user = Candidate.of("pub fn flag() -> bool {\n    Some(1)\n}\n")
+    oracle = RustOracle(RustConfig(jobs=1))
+    verdict = oracle.check([neighbour, user], expect_pass=[False, False])[1]
+    alone = oracle.check_solo(user)
+    assert verdict.same_result(alone), (verdict.diagnostics, alone.diagnostics)
+    assert verdict.mode == "solo" and any("found enum `Option<{integer}>`" in n for n in alone.errors[0].notes)
+
+
+def test_a_short_closure_place_in_a_batch_is_checked_alone():
+    """Where rustc prints a closure's place in short form (`{closure@batch.rs:4069:33}`) it may
+    print `{closure@...}` instead, by the raw text's length, which differs between a batch and the
+    candidate's own file (seen on a Debian crate): such a candidate is checked alone."""
+    text = "pub fn words(s: &str) -> bool {\n    let mut it = s.split(' ');\n    Box::new(std::iter::from_fn(move || it.next()))\n}\n"
+    oracle = RustOracle(RustConfig(jobs=1))
+    verdict = oracle.check([Candidate.of("pub fn fine() -> u8 {\n    1\n}\n"), Candidate.of(text)])[1]
+    assert verdict.mode == "solo" and verdict.same_result(oracle.check_solo(Candidate.of(text)))
+    assert "{closure@3:33}" in verdict.errors[0].label
