@@ -223,12 +223,12 @@ class RustOracle:
                 self.stats.contaminated += 1
                 results[i] = self._solo(cand, scr)
             elif any(d.severity == "error" for d in diags[k]):
-                results[i] = Verdict(candidate_id=cand.id, passed=False, diagnostics=in_file_order(diags[k]), oracle=self.id,
+                results[i] = Verdict(candidate_id=cand.id, passed=False, diagnostics=diags[k], oracle=self.id,
                                      toolchain=self.toolchain, elapsed_s=share, mode="batched", sandbox=isolation)
             elif had_errors:
                 clean_items.append((i, cand, scr))
             else:
-                results[i] = Verdict(candidate_id=cand.id, passed=True, diagnostics=in_file_order(diags[k]), oracle=self.id,
+                results[i] = Verdict(candidate_id=cand.id, passed=True, diagnostics=diags[k], oracle=self.id,
                                      toolchain=self.toolchain, elapsed_s=share, mode="batched", sandbox=isolation)
         if clean_items:
             self.stats.clean_rechecks += 1
@@ -286,7 +286,7 @@ class RustOracle:
             return Untrusted("stopped before its late phases", stoppers)
         if run.returncode != 0 and not any(d.severity == "error" for ds in diags.values() for d in ds):
             return Untrusted(f"exit {run.returncode} without an error")
-        return diags, contaminated, run.elapsed_s, run.isolation
+        return {k: in_file_order(ds) for k, ds in diags.items()}, contaminated, run.elapsed_s, run.isolation
 
     # -- tests --------------------------------------------------------------------------------
 

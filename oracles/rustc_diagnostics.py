@@ -157,6 +157,10 @@ def _strip_own_module(diag: dict, wrapper: Wrapper) -> dict:
     return _rewrite_texts(diag, lambda text: pattern.sub(lambda m: m.group(1) or "", text))
 
 
+def _primary_sites(diag: dict, file_name: str) -> list[dict]:
+    return [s for s in (_site(sp, file_name) for sp in diag.get("spans", []) if sp.get("is_primary")) if s]
+
+
 def _owner(line: int, regions: list[Region]) -> int | None:
     """Index of the region holding `line` (regions are disjoint and in file order)."""
     k = bisect.bisect_right(regions, line, key=lambda r: r.first) - 1
@@ -169,7 +173,7 @@ def locate(diag: dict, file_name: str, regions: list[Region], wrappers: list[Wra
     level = diag.get("level", "")
     if level not in ("error", "warning"):
         return Located(None, None, False, internal_error=level.startswith("error"))
-    sites = [s for s in (_site(sp, file_name) for sp in diag.get("spans", []) if sp.get("is_primary")) if s]
+    sites = _primary_sites(diag, file_name)
     owners = {_owner(s["line_start"], regions) for s in sites}
     if len(owners) != 1 or None in owners:
         return Located(None, None, False)
@@ -189,8 +193,7 @@ def locate(diag: dict, file_name: str, regions: list[Region], wrappers: list[Wra
         wrappers and any(re.search(short_place, t) for t in _all_text(diag)))
     if places:
         diag = _relocate(diag, file_name, offset)
-    # The label and position come from the rewritten diagnostic, not the batch's raw one.
-    sites = [s for s in (_site(sp, file_name) for sp in diag.get("spans", []) if sp.get("is_primary")) if s]
+    sites = _primary_sites(diag, file_name)  # label and position from the rewritten diagnostic
     contaminated = foreign_place or any(BATCH_MARK in t for t in _all_text(diag)) or any(
         sp.get("file_name") == file_name and not (sp["line_start"] in region and sp["line_end"] in region)
         for sp in _all_spans(diag))
