@@ -36,10 +36,12 @@ def _batched(candidates, expect_pass, config) -> tuple[float, list, RustOracle]:
 
 
 def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats: int, jobs: int,
-                  kinds: dict[str, list[int]] | None = None, variants: dict[str, RustConfig] | None = None) -> dict:
+                  kinds: dict[str, list[int]] | None = None,
+                  variants: dict[str, RustConfig] | None = None) -> tuple[dict, list]:
     """Batched (median of `repeats`) and solo over the same candidates, interleaved: each round
     checks the whole batch (and each variant configuration of the batched oracle), then one slice
-    of the candidates alone."""
+    of the candidates alone. Returns the figures and the solo verdicts; `identical` covers the
+    variants too."""
     config = RustConfig(jobs=jobs)
     n = len(candidates)
     solo_oracle = RustOracle(config)
@@ -50,6 +52,7 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
     kind_times: dict[str, list[float]] = {k: [] for k in kinds}
     variants = variants or {}
     variant_times: dict[str, list[float]] = {name: [] for name in variants}
+    variant_verdicts: dict[str, list] = {}
 
     def timed_solo(i):
         start = time.perf_counter()
@@ -63,7 +66,8 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
         for kind, idx in kinds.items():
             kind_times[kind].append(_batched([candidates[i] for i in idx], [expect_pass[i] for i in idx], config)[0])
         for name, variant in variants.items():
-            variant_times[name].append(_batched(candidates, expect_pass, variant)[0])
+            seconds, variant_verdicts[name], _ = _batched(candidates, expect_pass, variant)
+            variant_times[name].append(seconds)
         start = time.perf_counter()
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for i, (verdict, seconds) in zip(slices[k], pool.map(timed_solo, slices[k])):
@@ -76,7 +80,7 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
         "batched_s": round(batched_s, 4),
         "solo_s": round(solo_s, 4),
         "ratio": round(solo_s / batched_s, 2),
-        "identical": all(b.same_result(s) for b, s in zip(batched, solo)),
+        "identical": all(v.same_result(s) for vs in [batched, *variant_verdicts.values()] for v, s in zip(vs, solo)),
         "batched_runs_s": [round(t, 4) for t in batched_times],
         "batched_ms_per_candidate": round(1000 * batched_s / n, 3),
         "solo_ms_per_candidate": round(1000 * solo_s / n, 3),
@@ -100,8 +104,7 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
     for name, times in variant_times.items():
         result[name] = {"batched_s": round(statistics.median(times), 4),
                         "ratio": round(solo_s / statistics.median(times), 2)}
-    result["_solo"] = solo
-    return result
+    return result, solo
 
 
 def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 1, pipeline: bool = True,
@@ -113,8 +116,7 @@ def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 
     expect_pass = [expected is None for expected, _ in pairs]
     kinds = {"declarations": [i for i, e in enumerate(expect_pass) if e],
              "mutants": [i for i, e in enumerate(expect_pass) if not e]}
-    result = _side_by_side(candidates, expect_pass, repeats, jobs, kinds)
-    solo = result.pop("_solo")
+    result, solo = _side_by_side(candidates, expect_pass, repeats, jobs, kinds)
 
     unhinted_s, unhinted, _ = _batched(candidates, None, RustConfig(jobs=jobs))
     result["identical"] = result["identical"] and all(u.same_result(s) for u, s in zip(unhinted, solo))
@@ -122,17 +124,17 @@ def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 
     result["jobs"] = jobs
 
     if pipeline:
-        stream = pipeline_candidates(crates or [EXAMPLE_CRATE])
+        sources = crates or [EXAMPLE_CRATE]
+        stream = pipeline_candidates(sources)
         # Real crates hold candidates whose errors make rustc give up early; the same oracle
         # without that hint (plain bisection) runs beside it.
         plain = {"without_stop_hint": RustConfig(jobs=jobs, stopping_codes=())}
-        measured = _side_by_side([Candidate.of(t) for _, t in stream], [e for e, _ in stream], repeats, jobs,
-                                 variants=plain)
-        measured.pop("_solo")
+        measured, _ = _side_by_side([Candidate.of(t) for _, t in stream], [e for e, _ in stream], repeats, jobs,
+                                    variants=plain)
         keep = ("n", "batched_s", "solo_s", "ratio", "identical", "batched_ms_per_candidate",
                 "solo_ms_per_candidate", "failing", "rechecked_alone", "rustc_runs_batched", "bisections", "early_stops",
                 "without_stop_hint")
         result["pipeline"] = {k: measured[k] for k in keep}
-        result["pipeline"]["sources"] = [str(p) for p in (crates or [EXAMPLE_CRATE])]
+        result["pipeline"]["sources"] = [str(p) for p in sources]
         result["identical"] = result["identical"] and measured["identical"]
     return result

@@ -109,10 +109,12 @@ def covering_candidates() -> list[tuple[str | None, str]]:
 
 
 def pipeline_candidates(paths: list) -> list[tuple[bool, str]]:
-    """(expected to pass, text) for what the repair stage really sends the oracle for the Rust in
-    `paths`: each eligible declaration in its standalone file (context stubs + declaration), then
-    every mutant the stage's operators make of it. Unlike the templates above, each candidate
-    carries its context (~30 lines), so rustc has real work per candidate."""
+    """(expected to pass, text) for what the repair stage sends the oracle for the Rust in `paths`:
+    each eligible declaration in its standalone file (context stubs + declaration), then every
+    mutant the stage's operators make of it. (The stage mutates only declarations whose file
+    compiles; here all are mutated, so failing contexts are exercised too. On examples/rust, where
+    every file compiles, the two are the same.) Unlike the templates above, each candidate carries
+    its context (~30 lines), so rustc has real work per candidate."""
     from synth.extract import extract_paths
     from synth.extract.model import standalone_source
     from synth.mutate.repair import LANGS, OperatorStats, RepairConfig, eligible_declarations, make_mutants
