@@ -88,9 +88,11 @@ class FakeLLMServer:
                 pass
 
             def _send(self, status: int, payload: dict, headers: dict | None = None):
-                data = json.dumps(payload).encode()
+                self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
+
+            def _send_bytes(self, status: int, data: bytes, content_type: str, headers: dict | None = None):
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -127,21 +129,9 @@ class FakeLLMServer:
                 path = self.path.split("?")[0]
                 parts = path.strip("/").split("/")
                 if path.endswith("/content") and parts[-2] in outer.files:
-                    data = outer.files[parts[-2]]
-                    self.send_response(200)
-                    self.send_header("content-type", "application/octet-stream")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    return
+                    return self._send_bytes(200, outer.files[parts[-2]], "application/octet-stream")
                 if path.endswith("/results") and parts[-2] in outer.batch_results:
-                    data = outer.batch_results[parts[-2]].encode()
-                    self.send_response(200)
-                    self.send_header("content-type", "application/binary")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    return
+                    return self._send_bytes(200, outer.batch_results[parts[-2]].encode(), "application/binary")
                 if path.endswith("/batches"):
                     data = [b for b in outer.batches.values() if b.get("object") == "batch"]
                     return self._send(200, {"object": "list", "data": data, "has_more": False,
