@@ -3,9 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)
 
-.PHONY: setup test demo bench clean browser
+.PHONY: setup test demo bench clean browser corpus
 
-setup: $(STAMP) browser
+setup: $(STAMP) browser corpus
 
 $(STAMP): pyproject.toml
 	@command -v rustc >/dev/null && command -v cargo >/dev/null || { echo "rustc and cargo are required (the Rust oracle)"; exit 2; }
@@ -18,6 +18,17 @@ browser:
 	@command -v chromium >/dev/null || if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	else echo "install Debian's chromium (apt-get install chromium): the report test needs it"; exit 2; fi
+
+# The pinned real-crate corpus (benchmarks/real_crates.txt): Debian's crate sources under
+# /usr/share/cargo/registry/, installed with apt where missing.
+CRATES := $(shell grep -v '^\#' benchmarks/real_crates.txt)
+corpus:
+	@missing=$$(for p in $(CRATES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		else echo "install Debian's $$missing (apt-get install ...): the real-crate corpus"; exit 2; fi; \
+	fi
 
 test: setup
 	$(VENV)/bin/ruff check synth oracles benchmarks training tests examples/mcp
