@@ -53,7 +53,8 @@ class Grpo(Optim):
     temperature: float = Field(0.8, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)
     beta: float = Field(0.0, ge=0)
-    reward_weights: dict[str, float] = Field(default_factory=lambda: {"compile": 1.0, "tests": 1.0, "format": 0.2})
+    # Overrides of the reward components' declared weights (training/rewards.py), by name.
+    reward_weights: dict[str, float] = Field(default_factory=dict)
 
 
 class Eval(_Strict):
