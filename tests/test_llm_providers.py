@@ -11,6 +11,7 @@ from toy_provider import LoopbackProvider
 from synth.llm.batch import BatchRunner
 from synth.llm.client import KeyMissing, LLMClient, LLMRequest
 from synth.llm.ledger import Ledger
+from synth.config import SynthConfig
 from synth.llm.models import ModelSettings
 from synth.llm.plan import plan_calls
 from synth.llm.prices import PriceTable
@@ -75,7 +76,8 @@ def test_unknown_provider_fails_loudly_everywhere(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-loopback")
     with pytest.raises(ValidationError, match=r"unknown LLM provider 'mistral'; known providers: anthropic, "
                                               r"loopback, openai"):
-        ModelSettings(provider="mistral", model="gpt-4o-mini")
+        SynthConfig.model_validate({"sources": [{"path": ".", "lang": "rust"}],
+                                    "models": {"m": {"provider": "mistral", "model": "gpt-4o-mini"}}})
     with FakeLLMServer() as server:
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
         req = LLMRequest("mistral", "gpt-4o-mini", ({"role": "user", "content": "hi"},),
@@ -119,7 +121,7 @@ def test_model_settings_request_key_and_fingerprint_are_stable():
     assert str(settings) == ("ModelSpec(provider='openai', model='gpt-4o-mini', base_url=None, max_tokens=300, "
                              "temperature=0.2, free=False)")
     assert hash(settings) == hash(settings.model_copy()) and settings.key_env() == "OPENAI_API_KEY"
-    assert ModelSettings(provider="anthropic", model="claude-haiku-4-5").key_env() == "ANTHROPIC_API_KEY"
+    assert provider(ModelSettings(provider="anthropic", model="claude-haiku-4-5").provider).key_env == "ANTHROPIC_API_KEY"
     with pytest.raises(ValidationError, match="max_tokens"):
         ModelSettings(provider="openai", model="gpt-4o-mini", max_tokens=0)
     with pytest.raises(ValidationError, match="extra"):

@@ -7,12 +7,14 @@ from pathlib import Path
 
 from trl import GRPOConfig, GRPOTrainer
 
+from oracles.factory import build_oracles
+
 from .chat import serve_prompt
 from .dataset import fingerprint
 from .lifecycle import RunLifecycle
 from .manifest import RunRecorder, check_resume
 from .profile import Profile
-from .rewards import CompilerRewards, OracleJudge, load_tasks, oracles_for
+from .rewards import CompilerRewards, OracleJudge, load_tasks
 from .sft import load_model
 from .trainer_args import build, grpo_kwargs, lora_kwargs, resolved
 
@@ -42,7 +44,7 @@ def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None
     tasks = load_tasks(tasks_path)
     data_fingerprint = fingerprint([Path(tasks_path)])
     checkpoint = str(check_resume(run.out, data_fingerprint)) if resume else None
-    judge = OracleJudge(oracles if oracles is not None else oracles_for(profile.oracle, {t.lang for t in tasks}))
+    judge = OracleJudge(oracles if oracles is not None else build_oracles({t.lang for t in tasks}, profile.oracle))
     rewards = CompilerRewards(judge, {t.id: t for t in tasks})
     recorder = RunRecorder(data_fingerprint)
     trainer, lora, tokenizer = grpo_trainer(profile, str(run.out), rewards, tasks, [recorder])

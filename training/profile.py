@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from oracles.settings import OracleSettings
 from synth.strict import Strict as _Strict
 from synth.strict import explain
 
@@ -68,12 +69,6 @@ class Eval(_Strict):
     confidence: float = Field(0.95, gt=0.5, lt=1)
 
 
-class Oracle(_Strict):
-    rustc: str = "rustc"
-    edition: str = "2021"
-    vox: str = "vox"
-
-
 class Profile(_Strict):
     model: str  # a local model directory (weights + tokenizer); nothing is downloaded
     data: str = ""  # a snapshot directory (train.jsonl, val.jsonl) from `synth assemble`
@@ -83,7 +78,7 @@ class Profile(_Strict):
     sft: Sft = Field(default_factory=Sft)
     grpo: Grpo = Field(default_factory=Grpo)
     eval: Eval = Field(default_factory=Eval)
-    oracle: Oracle = Field(default_factory=Oracle)
+    oracle: OracleSettings = Field(default_factory=OracleSettings)
 
 
 class ProfileError(ValueError):

@@ -166,15 +166,3 @@ class CompilerRewards:
             return component.score(self.batch(completions, task_id))
         reward.__name__ = component.name  # TRL names the logged component after the function
         return reward
-
-
-def oracles_for(profile_oracle, langs: set[str]) -> dict:
-    """Oracles for the languages the tasks use (a missing `vox` fails here, by name)."""
-    out = {}
-    if "rust" in langs:
-        from oracles.rust import RustConfig, RustOracle
-        out["rust"] = RustOracle(RustConfig(rustc=profile_oracle.rustc, edition=profile_oracle.edition))
-    if "vox" in langs:
-        from oracles.vox import VoxConfig, VoxOracle
-        out["vox"] = VoxOracle(VoxConfig(binary=profile_oracle.vox))
-    return out

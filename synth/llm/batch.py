@@ -18,9 +18,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from .client import BudgetExceeded, LLMClient, LLMRequest
+from .request import BudgetExceeded, LLMRequest
 from .providers import provider as _provider
-from .tokens import count_messages
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS batches (
@@ -46,7 +45,7 @@ class CollectReport:
 
 
 class BatchRunner:
-    def __init__(self, client: LLMClient, state_path: str | Path):
+    def __init__(self, client, state_path: str | Path):
         self.client = client
         self.db = sqlite3.connect(state_path, timeout=60, isolation_level=None)
         self.db.executescript(SCHEMA)
@@ -68,7 +67,7 @@ class BatchRunner:
             items = []
             for req, body in pairs:
                 price = self.client.prices.price(req.model, free=req.free)
-                worst = price.cost(count_messages(list(req.messages), req.model, provider), req.max_tokens, batch=True)
+                worst = price.cost(_provider(provider).count_messages(list(req.messages), req.model), req.max_tokens, batch=True)
                 reservation = self.client.ledger.reserve(req.key(), worst)
                 if reservation is None:
                     break

@@ -16,24 +16,11 @@ from dataclasses import dataclass, field
 from .ledger import Ledger
 from .prices import PriceTable
 from .providers import UnsupportedParameter, provider
-from .request import LLMRequest
+from .request import BudgetExceeded, CallFailed, KeyMissing, LLMRequest  # noqa: F401 - the client raises them
 from .response_cache import ResponseCache
-from .tokens import count_messages
 
 __all__ = ["BudgetExceeded", "CallFailed", "KeyMissing", "LLMClient", "LLMRequest", "LLMResponse", "RetryPolicy",
            "UnsupportedParameter"]
-
-
-class BudgetExceeded(RuntimeError):
-    """The call's worst case does not fit under the cap: it was not made."""
-
-
-class CallFailed(RuntimeError):
-    """Every attempt failed; the cause is the last error."""
-
-
-class KeyMissing(RuntimeError):
-    pass
 
 
 @dataclass
@@ -101,7 +88,7 @@ class LLMClient:
                 return LLMResponse([c["text"] for c in cached], 0, 0, 0.0, True, keys[0])
             price = self.prices.price(req.model, free=req.free)
             self._client(req.provider, req.base_url, req.free)  # a missing key fails here, before any reservation
-            worst = price.cost(count_messages(list(req.messages), req.model, req.provider), req.max_tokens * req.n)
+            worst = price.cost(provider(req.provider).count_messages(list(req.messages), req.model), req.max_tokens * req.n)
             reservation = self.ledger.reserve(keys[0], worst)
             if reservation is None:
                 self.stats.refused_by_budget += 1

@@ -2,9 +2,27 @@
 cache hits: it covers the provider, model, full messages, every parameter and the template hash."""
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 
-from .response_cache import request_key
+
+class BudgetExceeded(RuntimeError):
+    """The call's worst case does not fit under the cap: it was not made."""
+
+
+class CallFailed(RuntimeError):
+    """Every attempt failed; the cause is the last error."""
+
+
+class KeyMissing(RuntimeError):
+    pass
+
+
+def request_key(provider: str, model: str, messages: list[dict], params: dict, template_hash: str = "") -> str:
+    payload = json.dumps({"provider": provider, "model": model, "messages": messages, "params": params,
+                          "template": template_hash}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,9 @@
 message adds its role and separators. Without a provider, the model's plain BPE count."""
 from __future__ import annotations
 
-from .bpe import bpe_count
+from .providers.base import MESSAGE_OVERHEAD, bpe_count
 from .providers import provider as _provider
 
-MESSAGE_OVERHEAD = 4  # role and separators per chat message, as OpenAI's cookbook counts them
 
 
 def count_text(text: str, model: str, provider: str | None = None) -> int:
@@ -14,7 +13,6 @@ def count_text(text: str, model: str, provider: str | None = None) -> int:
 
 
 def count_messages(messages: list[dict], model: str, provider: str | None = None) -> int:
-    total = 3  # reply priming
-    for m in messages:
-        total += MESSAGE_OVERHEAD + count_text(str(m.get("content", "")), model, provider)
-    return total
+    if provider is not None:
+        return _provider(provider).count_messages(messages, model)
+    return 3 + sum(MESSAGE_OVERHEAD + bpe_count(str(m.get("content", "")), model) for m in messages)

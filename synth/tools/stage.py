@@ -11,8 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from oracles.verdict import Verdict
-from synth.graphs.backtranslate import ModelSpec
-from synth.llm.client import BudgetExceeded, CallFailed, LLMClient
+from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, make_row
 
@@ -70,7 +69,7 @@ def _verdict(tool: ToolDef, execution: str) -> Verdict:
                    toolchain=f"jsonschema {tool.validator().__class__.__name__}; execution: {execution}")
 
 
-def run_tool_stage(tools: list[ToolDef], client: LLMClient, spec: ModelSpec,
+def run_tool_stage(tools: list[ToolDef], client, spec,
                    config: ToolStageConfig | None = None, on_item=None) -> ToolResult:
     config = config or ToolStageConfig()
     result = ToolResult()

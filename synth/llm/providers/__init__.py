@@ -8,7 +8,7 @@ from .base import BatchUnsupported, Completion, Provider, UnsupportedParameter, 
 from .openai import OpenAIProvider
 
 __all__ = ["BatchUnsupported", "Completion", "Provider", "UnknownProvider", "UnsupportedParameter",
-           "classify_sdk_error", "names", "provider", "register", "supported"]
+           "classify_sdk_error", "names", "provider", "register", "supported", "unregister"]
 
 _REGISTRY: dict[str, Provider] = {}
 
@@ -26,6 +26,11 @@ def register(new: Provider) -> Provider:
         raise ValueError(f"provider name {new.name!r} is already taken by {type(held).__name__}")
     _REGISTRY[new.name] = new
     return new
+
+
+def unregister(name: str) -> None:
+    """Take a provider out (a test that added one puts the registry back as it was)."""
+    _REGISTRY.pop(name, None)
 
 
 def provider(name: str) -> Provider:

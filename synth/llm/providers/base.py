@@ -4,10 +4,35 @@ the token counts reach a provider only through this interface, found by name in 
 from __future__ import annotations
 
 import abc
+import functools
 import inspect
 from dataclasses import dataclass
 
-from ..bpe import approximate_count
+import bpe_openai
+
+
+APPROXIMATION_FACTOR = 1.15
+MESSAGE_OVERHEAD = 4  # role and separators per chat message, as OpenAI's cookbook counts them
+
+
+@functools.cache
+def _encoding(name: str):
+    return bpe_openai.get_encoding(name)
+
+
+def encoding_for(model: str) -> str:
+    try:
+        return bpe_openai.encoding_name_for_model(model)
+    except Exception:  # noqa: BLE001 - unknown to bpe-openai: not an OpenAI model
+        return "o200k_base"
+
+
+def bpe_count(text: str, model: str) -> int:
+    return len(_encoding(encoding_for(model)).encode(text))
+
+
+def approximate_count(text: str, model: str) -> int:
+    return int(bpe_count(text, model) * APPROXIMATION_FACTOR + 0.999)
 
 
 class UnsupportedParameter(ValueError):
@@ -70,6 +95,13 @@ class Provider(abc.ABC):
     @abc.abstractmethod
     def transient(self, exc: Exception) -> tuple[bool, bool]:
         """(retry?, certainly not charged?) for an error `complete` raised."""
+
+    def count_messages(self, messages: list[dict], model: str) -> int:
+        """Prompt tokens of a chat: each message's text plus its role and separators."""
+        total = 3  # reply priming
+        for m in messages:
+            total += MESSAGE_OVERHEAD + self.count_text(str(m.get("content", "")), model)
+        return total
 
     def count_text(self, text: str, model: str) -> int:
         """Tokens of `text` as this provider bills them; without a public tokenizer, the documented

@@ -8,7 +8,7 @@ import json
 
 import openai
 
-from ..bpe import bpe_count
+from .base import bpe_count
 from .base import Completion, Provider, classify_sdk_error, supported
 
 ENDPOINT = "/v1/chat/completions"
