@@ -21,6 +21,14 @@ class UsageError(Exception):
     """Bad arguments or configuration: exit status 2 with a message."""
 
 
+def show(args, result: dict, for_people) -> None:
+    """`--json`: the result as one JSON line; else `for_people()` prints it."""
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for_people()
+
+
 def _open_cache(args):
     if args.no_cache:
         return None
@@ -77,10 +85,7 @@ def cmd_extract(args) -> int:
         raise UsageError(f"cannot load the Vox grammar {args.vox_grammar}: {exc}") from exc
     write_jsonl(args.out, result.declarations)
     summary = {**result.summary(), "out": args.out}
-    if args.json:
-        print(json.dumps(summary))
-        return EXIT_OK
-    print_extract_summary(summary, args.out)
+    show(args, summary, lambda: print_extract_summary(summary, args.out))
     return EXIT_OK
 
 
@@ -146,10 +151,7 @@ def cmd_plan_config(args) -> int:
         plan = plan_run(config, args.max_spend)
     except PriceMissing as exc:
         raise UsageError(str(exc)) from exc
-    if args.json:
-        print(json.dumps(plan))
-        return EXIT_OK
-    print_plan(plan)
+    show(args, plan, lambda: print_plan(plan))
     return EXIT_OK
 
 
@@ -172,10 +174,7 @@ def cmd_run(args, refresh: bool = False) -> int:
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
     result = summary.as_dict()
-    if args.json:
-        print(json.dumps(result))
-    else:
-        print_run(result, refresh)
+    show(args, result, lambda: print_run(result, refresh))
     return EXIT_FAILED if summary.attention else EXIT_OK
 
 
@@ -211,10 +210,7 @@ def cmd_plan(args) -> int:
         plan = plan_calls(calls, PriceTable(args.prices), ResponseCache(args.llm_cache), batch=args.batch)
     except PriceMissing as exc:
         raise UsageError(str(exc)) from exc
-    if args.json:
-        print(json.dumps(plan))
-        return EXIT_OK
-    print_request_plan(plan)
+    show(args, plan, lambda: print_request_plan(plan))
     return EXIT_OK
 
 
