@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cache import VerdictCache, verdict_key
+from .cache import VerdictCache, cached_verdict
 from .libtest import parse_test_output
 from .rustc_diagnostics import Region, is_summary, locate, spanless
 from .sandbox import Limits, Sandbox
@@ -48,17 +48,12 @@ class CrateOracle:
     def test(self, splices: list[Splice]) -> list[Verdict]:
         return [self._cached_or(s, "test") for s in splices]
 
+    @property
+    def flags(self) -> dict:
+        return {"offline": True}
+
     def _cached_or(self, splice: Splice, kind: str) -> Verdict:
-        cand = splice.candidate()
-        key = verdict_key(cand, f"{self.id}:{kind}", self.toolchain, {"offline": True})
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return hit.model_copy(update={"mode": "cache"})
-        verdict = self._run(splice, cand, kind)
-        if self.cache is not None:
-            self.cache.put(key, verdict)
-        return verdict
+        return cached_verdict(self.cache, self, splice.candidate(), kind, lambda cand: self._run(splice, cand, kind))
 
     def _run(self, splice: Splice, cand: Candidate, kind: str) -> Verdict:
         start = time.monotonic()

@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .cache import CACHE_LOGIC_VERSION, VerdictCache, verdict_key
+from .cache import CACHE_LOGIC_VERSION, VerdictCache
 from .libtest import parse_test_output
 from .rust_batch import conflict_free_groups, in_file_order, may_miss_cfg_note, maybe_untrimmed, spread
 from .rust_screen import Screen, screen
@@ -156,21 +156,12 @@ class RustOracle:
 
     # -- cache --------------------------------------------------------------------------------
 
-    def _key(self, cand: Candidate, kind: str = "check") -> str:
-        return verdict_key(cand, f"{self.id}:{kind}", self.toolchain, self.flags)
-
     def _cached(self, cand: Candidate, kind: str = "check") -> Verdict | None:
-        if self.cache is None:
-            return None
-        hit = self.cache.get(self._key(cand, kind))
-        if hit is not None:
-            self.stats.cache_hits += 1
-            hit = hit.model_copy(update={"candidate_id": cand.id, "mode": "cache"})
-        return hit
+        return self.cache.lookup(self, cand, kind) if self.cache is not None else None
 
     def _store(self, cand: Candidate, verdict: Verdict, kind: str = "check") -> None:
-        if self.cache is not None and verdict.mode != "cache":
-            self.cache.put(self._key(cand, kind), verdict)
+        if self.cache is not None:
+            self.cache.store(self, cand, verdict, kind)
 
     # -- compiling ----------------------------------------------------------------------------
 
