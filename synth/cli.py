@@ -480,6 +480,15 @@ def cmd_eval(args) -> int:
     return EXIT_FAILED if result.get("gate", {}).get("regressed") else EXIT_OK
 
 
+def cmd_tools(args) -> int:
+    from synth.tools.listing import format_listing, list_tools
+    if not args.server:
+        raise UsageError("tools list: --server needs the server's command (e.g. --server mcp-server-time)")
+    result = list_tools(args.server, name=args.name, env=args.env, out=args.out)
+    print(json.dumps(result, sort_keys=True) if args.json else format_listing(result))
+    return EXIT_FAILED if result["error"] or result["refused"] else EXIT_OK
+
+
 def cmd_demo(args) -> int:
     from synth.demo import run_demo
     return run_demo(vox_binary=args.vox, cache=_open_cache(args))
@@ -593,6 +602,15 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--out", required=True, help="where to write the evaluation JSON")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
+
+    tools = sub.add_parser("tools", help="MCP tool definitions: `tools list --server CMD ...`")
+    tools.add_argument("action", choices=["list"])
+    tools.add_argument("--name", help="the server's name (default: from the command)")
+    tools.add_argument("--out", default="tools.json", help="where the kept tools are saved (default tools.json)")
+    tools.add_argument("--env", nargs="*", default=[], metavar="NAME", help="environment variables to pass through")
+    tools.add_argument("--json", action="store_true", help="machine-readable output")
+    tools.add_argument("--server", nargs=argparse.REMAINDER, required=True, help="the server's command and arguments (last)")
+    tools.set_defaults(func=cmd_tools)
 
     demo = sub.add_parser("demo", help="the offline job on the bundled examples (spends nothing)")
     common(demo)

@@ -57,10 +57,19 @@ class RftStage(Strict):
     cap_per_task: int = Field(2, gt=0)
 
 
+class McpServer(Strict):
+    """[[stages.toolcalls.servers]]: listed live at the start of each run; its tools are named `NAME__tool`."""
+    name: str = Field(pattern=r"^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$")
+    command: list[str] = Field(min_length=1)  # the program and its arguments (stdio)
+    env: list[str] = Field(default_factory=list)  # names of environment variables to pass through (none by default)
+    timeout_s: float = Field(60, gt=0)
+
+
 class ToolcallsStage(Strict):
     enabled: bool = False
     model: str = ""
     tools: str = ""  # a JSON file of MCP tool definitions (the `tools/list` result)
+    servers: list[McpServer] = Field(default_factory=list)
     server: list[str] = Field(default_factory=list)  # command + args of the live MCP server (stdio):
     # read-only tools' calls are executed there and rows whose call fails are rejected
     per_tool: int = Field(2, gt=0)
@@ -118,8 +127,12 @@ class SynthConfig(Strict):
                     hint = difflib.get_close_matches(ref, list(self.models), n=1)
                     raise ValueError(f"stages.{name} uses model {ref!r}, which [models] does not define"
                                      + (f" (did you mean {hint[0]!r}?)" if hint else ""))
-        if self.stages.toolcalls.enabled and not self.stages.toolcalls.tools:
-            raise ValueError("stages.toolcalls is enabled but names no tools file")
+        toolcalls = self.stages.toolcalls
+        if toolcalls.enabled and not (toolcalls.tools or toolcalls.servers):
+            raise ValueError("stages.toolcalls is enabled but names no tools file and no servers")
+        names = [s.name for s in toolcalls.servers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"stages.toolcalls.servers: two servers are named {max(names, key=names.count)!r}")
         return self
 
     def paid_stages(self) -> list[str]:
@@ -158,4 +171,6 @@ def load_config(path: str | Path) -> SynthConfig:
     config.run.prices = resolve(config.run.prices)
     config.stages.toolcalls.tools = resolve(config.stages.toolcalls.tools) or ""
     config.stages.toolcalls.server = [resolve(a) if a.endswith(".py") else a for a in config.stages.toolcalls.server]
+    for server in config.stages.toolcalls.servers:
+        server.command = [resolve(a) if a.endswith(".py") else a for a in server.command]
     return config

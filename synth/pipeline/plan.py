@@ -15,8 +15,7 @@ from synth.prompts import template_hash
 
 from .run import _model_specs, build_oracles, extract_sources, last_stats
 from .stages import (Context, backtranslate_fingerprint, backtranslate_items, item_key, repair_fingerprint,
-                     repair_items,
-                     rft_fingerprint, rft_task_key, rft_tasks, toolcalls_fingerprint)
+                     repair_items, rft_fingerprint, rft_task_key, rft_tasks, tool_set_key, toolcalls_fingerprint)
 from .store import ItemStore
 
 DEFAULT_COMPILE_S = 0.001  # per candidate, batched (synth bench oracle measures ~0.7 ms)
@@ -153,13 +152,15 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
         import json
 
         from synth.prompts import template
-        from synth.tools.definitions import load_tools_file, validate_definitions
-        from .store import fingerprint
-        raw = load_tools_file(stage.tools)
-        tools, _ = validate_definitions(raw)
+        from synth.tools.servers import configured_sets
+        sets = configured_sets(stage, Path(config.run.out) / "tools")  # servers are listed (no LLM call)
+        notes += [s.error for s in sets if s.error]
+        stage_fp = toolcalls_fingerprint(ctx, stage, specs)
+        tools = [t for s in sets for t in s.tools
+                 if store.get("toolcalls", stage_fp, tool_set_key(s)) is None]  # those of sets not done yet
         spec = specs[stage.model]
-        done = store.get("toolcalls", toolcalls_fingerprint(ctx, stage, specs), fingerprint(raw)) is not None
-        requests = [] if done else [
+        done = not tools
+        requests = [
             ("toolcalls", spec.request(template("toolcall").format(variant=v + 1, description=t.description,
                                                                    schema=json.dumps(t.schema, sort_keys=True)),
                                        "toolcall"))

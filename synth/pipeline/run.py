@@ -209,7 +209,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
                     continue
                 finish(name, rft_stage(ctx, decls, outputs["backtranslate"].rows, stage, specs))
             else:
-                finish(name, toolcalls_stage(ctx, stage, specs))
+                finish(name, toolcalls_stage(ctx, stage, specs, out))
         if ctx.deferred:
             from synth.llm.batch import BatchRunner
             from synth.llm.client import BudgetExceeded
@@ -309,6 +309,10 @@ def write_snapshot(out: Path, config: SynthConfig) -> tuple[Path, dict]:
               val_share={"default": config.assemble.val_share}, seq_len=config.assemble.seq_len,
               seed=config.run.seed, dedup=Dedup(near_duplicates=config.assemble.near_duplicates))
     snap = assemble(mix)
+    from synth.tools.servers import snapshot_tool_lists
+    tool_lists = snapshot_tool_lists(out, target)  # the exact definitions the tool rows were checked against
+    if tool_lists:
+        snap.manifest["tool_lists"] = tool_lists
     write_snap(snap, target, parquet=False)
     diff = diff_snapshots(previous[-1] if previous else None, target)
     write_json(target / "diff.json", diff)

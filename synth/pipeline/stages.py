@@ -133,8 +133,14 @@ def rft_task_key(task) -> str:
 
 
 def toolcalls_fingerprint(ctx, settings, specs) -> str:
-    return fingerprint("toolcalls", specs[settings.model], settings.per_tool, settings.k, ctx.seed,
-                       settings.server, template_hash("toolcall"))
+    # Not k, nor the servers: menus are rebuilt each run without calls; each tool set is its own item.
+    return fingerprint("toolcalls-calls", specs[settings.model], settings.per_tool, ctx.seed,
+                       template_hash("toolcall"))
+
+
+def tool_set_key(tool_set) -> str:
+    """A tool set's item: its exact tools/list and where its calls run."""
+    return fingerprint(tool_set.name, tool_set.hash, tool_set.server.describe() if tool_set.server else None)
 
 
 def repair_items(decls: list[Declaration], lang: str) -> list[Declaration]:
@@ -321,35 +327,51 @@ def rft_stage(ctx: Context, decls: list[Declaration], codegen_rows: list[Row], s
 
 # -- tool calls ----------------------------------------------------------------------------------
 
-def toolcalls_stage(ctx: Context, settings, specs: dict) -> StageOutput:
-    from synth.tools.definitions import load_tools_file, validate_definitions
-    from synth.tools.stage import ToolStageConfig, run_tool_stage
+def toolcalls_stage(ctx: Context, settings, specs: dict, run_dir) -> StageOutput:
+    from dataclasses import replace
+    from pathlib import Path
+
+    from synth.tools.servers import configured_sets, name_clashes, save_sets
+    from synth.tools.stage import ToolStageConfig, build_rows, hard_negative_share, verify_calls
 
     spec = specs[settings.model]
     out = StageOutput("toolcalls", model=spec.model)
-    raw = load_tools_file(settings.tools)
-    tools, problems = validate_definitions(raw)
-    out.rejected += [{"check": "definition", "reason": p} for p in problems]
+    saved = Path(run_dir) / "tools"
+    sets = configured_sets(settings, saved)  # each server listed live now
+    for tool_set in sets:
+        if tool_set.error:
+            ctx.attention.append(tool_set.error)
+            out.rejected.append({"check": "server", "server": tool_set.name, "reason": tool_set.error})
+        out.rejected += [{"check": "definition", "server": tool_set.name, "reason": p} for p in tool_set.problems]
+    out.extra["tool_lists"] = save_sets(saved, sets)
+    out.extra["name_clashes"] = name_clashes(sets)
+    tools = [t for s in sets for t in s.tools]
     out.items = len(tools)
-    # The whole tool set is one item: selection rows offer negatives from every tool. A changed tool
-    # re-runs the set, and only the changed tool's requests are new (the rest come from the cache).
+    config = ToolStageConfig(k=settings.k, per_tool=settings.per_tool, seed=ctx.seed,
+                             list_hashes={s.name: s.hash for s in sets if s.name})
+    # One item per tool set: a set whose list changed is the only one verified again; the
+    # selection menus, which mix sets, are rebuilt below without a call.
     stage_fp = toolcalls_fingerprint(ctx, settings, specs)
-    set_key = fingerprint(raw)
-    item = ctx.store.get("toolcalls", stage_fp, set_key)
-    if item is None:
-        out.processed = len(tools)
-        server = (settings.server[0], list(settings.server[1:])) if settings.server else None
-        result = run_tool_stage(tools, ctx.client, spec, ToolStageConfig(k=settings.k, per_tool=settings.per_tool,
-                                                                         seed=ctx.seed, server=server),
-                                on_item=ctx.ticker("toolcalls"))
-        item = {"rows": _rows_json(result.rows), "rejected": result.rejected}
-        undone = result.rejections.get("not generated", 0)
-        if undone:
-            out.undone = undone
+    calls, executed = [], []
+    for tool_set in (s for s in sets if s.tools):
+        item = ctx.store.get("toolcalls", stage_fp, tool_set_key(tool_set))
+        if item is None:
+            out.processed += len(tool_set.tools)
+            runner = tool_set.server
+            verified = verify_calls(tool_set.tools, ctx.client, spec, replace(
+                config, server=(runner.command[0], list(runner.command[1:])) if runner else None,
+                env=runner.environment() if runner else None), on_item=ctx.ticker("toolcalls"))
+            item = {"calls": verified.calls, "rejected": verified.rejected, "executed": verified.executed}
+            undone = verified.rejections.get("not generated", 0)
+            out.undone += undone
+            if not undone:
+                ctx.store.put("toolcalls", stage_fp, tool_set_key(tool_set), item)
         else:
-            ctx.store.put("toolcalls", stage_fp, set_key, item)
-    else:
-        out.reused = len(tools)
-    out.rows += _rows(item["rows"])
-    out.rejected += item["rejected"]
+            out.reused += len(tool_set.tools)
+        calls += item["calls"]
+        out.rejected += item["rejected"]
+        executed += item["executed"]
+    out.rows = build_rows(calls, tools, config)
+    out.extra["executed"] = sorted(set(executed))
+    out.extra["hard_negative_share"] = round(hard_negative_share(out.rows), 4)
     return out
