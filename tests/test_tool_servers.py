@@ -21,6 +21,8 @@ from synth.tools.groups import stem_groups
 
 BIN = Path(sys.executable).parent
 STUB = ROOT / "tests" / "mcp_stub_server.py"
+ECHO = {"name": "stub_echo", "description": "Echo a word.",
+        "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
 MUTATING = {"git_commit", "git_add", "git_reset", "git_create_branch", "git_checkout"}
 
 CONFIG = """
@@ -190,7 +192,8 @@ def test_a_failing_server_is_named_and_the_others_rows_are_still_made(tmp_path, 
     (tmp_path / "bad_schema.json").write_text(json.dumps([{"name": "stub_bad", "description": "Bad.", "inputSchema": {
         "type": "object", "properties": {"x": {"type": "nope"}}}}]))
     (tmp_path / "no_schema.json").write_text(json.dumps([{"name": "stub_none", "description": "No schema."}]))
-    servers = (server_entry("time", BIN / "mcp-server-time")
+    (tmp_path / "good.json").write_text(json.dumps([ECHO]))
+    servers = (server_entry("good", sys.executable, STUB, tmp_path / "good.json")
                + server_entry("exits", sys.executable, "-c", "import sys; print('missing config', file=sys.stderr); "
                                                              "sys.exit(3)")
                + server_entry("bad-schema", sys.executable, STUB, tmp_path / "bad_schema.json")
@@ -207,32 +210,29 @@ def test_a_failing_server_is_named_and_the_others_rows_are_still_made(tmp_path, 
     assert re.search(r"MCP server `no-schema` \(.*\): tools/list failed: its answer is not a valid MCP result: "
                      r"tools.0.inputSchema: Field required", printed)
     selection = read_jsonl(tmp_path / "run" / "rows" / "tool_selection.jsonl")
-    assert {json.loads(r["response"])["name"] for r in selection} == {"time__get_current_time", "time__convert_time"}
+    assert {json.loads(r["response"])["name"] for r in selection} == {"good__stub_echo"} and len(selection) == 2
     rejected = read_jsonl(tmp_path / "run" / "rejected" / "toolcalls.jsonl")
     assert {r["server"] for r in rejected if r["check"] == "server"} == {"exits", "bad-schema", "no-schema"}
 
 
 def test_a_changed_list_reverifies_only_its_server_and_clashes_are_reported(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
-    tools = tmp_path / "stub.json"
-    echo = {"name": "stub_echo", "description": "Echo a word.",
-            "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
-    tools.write_text(json.dumps([echo]))
-    servers = (server_entry("time", BIN / "mcp-server-time") + server_entry("stub-a", sys.executable, STUB, tools)
-               + server_entry("stub-b", sys.executable, STUB, tools))
+    tools_a, tools_b = tmp_path / "a.json", tmp_path / "b.json"
+    tools_a.write_text(json.dumps([ECHO]))
+    tools_b.write_text(json.dumps([ECHO]))
+    servers = server_entry("stub-a", sys.executable, STUB, tools_a) + server_entry("stub-b", sys.executable, STUB, tools_b)
     with FakeLLMServer(responder=writer()) as llm:
         config = load_config(workspace(tmp_path, llm.base_url, servers))
         first = run_pipeline(config).stages["toolcalls"]
         unchanged = run_pipeline(config).stages["toolcalls"]
-        tools.write_text(json.dumps([echo, {**echo, "name": "stub_shout", "description": "Echo a word loudly."}]))
+        tools_a.write_text(json.dumps([ECHO, {**ECHO, "name": "stub_shout", "description": "Echo a word loudly."}]))
         changed = run_pipeline(config).stages["toolcalls"]
-    assert (first["processed"], first["reused"]) == (4, 0)
-    assert (unchanged["processed"], unchanged["reused"]) == (0, 4)
-    assert (changed["processed"], changed["reused"]) == (4, 2)  # both stubs again, time's two tools reused
+    assert (first["processed"], first["reused"]) == (2, 0)
+    assert (unchanged["processed"], unchanged["reused"]) == (0, 2)
+    assert (changed["processed"], changed["reused"]) == (2, 1)  # stub-a's two tools verified, stub-b's one reused
     assert first["name_clashes"] == ["tool `stub_echo` is offered by MCP server `stub-a` and MCP server `stub-b` "
                                      "(rows name them `stub-a__stub_echo`, `stub-b__stub_echo`)"]
-    assert changed["rows"] == 2 * (3 + 2 * 2 * 2)  # time: 3 calls pass (one fails on the server); the stubs: 2 tools
-    # x 2 variants each, not run (no readOnlyHint)
+    assert changed["rows"] == 2 * 2 * 3  # two rows for each of 2 variants of 3 tools
 
 
 def test_tools_list_prints_kept_and_refused_and_saves_a_usable_file(tmp_path, capsys):
