@@ -307,6 +307,15 @@ def cmd_eval(args) -> int:
     return EXIT_FAILED if result.get("gate", {}).get("regressed") else EXIT_OK
 
 
+def cmd_tools(args) -> int:
+    from synth.tools.listing import format_listing, list_tools
+    if not args.server:
+        raise UsageError("tools list: --server needs the server's command (e.g. --server mcp-server-time)")
+    result = list_tools(args.server, name=args.name, env=args.env, out=args.out)
+    print(json.dumps(result, sort_keys=True) if args.json else format_listing(result))
+    return EXIT_FAILED if result["error"] or result["refused"] else EXIT_OK
+
+
 def cmd_demo(args) -> int:
     from synth.demo import run_demo
     return run_demo(vox_binary=args.vox, cache=_open_cache(args))
@@ -314,7 +323,7 @@ def cmd_demo(args) -> int:
 
 COMMANDS = {"check": cmd_check, "bench": cmd_bench, "extract": cmd_extract, "mutate": cmd_mutate, "plan": cmd_plan,
             "assemble": cmd_assemble, "run": cmd_run, "refresh": lambda a: cmd_run(a, refresh=True),
-            "report": cmd_report, "train": cmd_train, "eval": cmd_eval, "demo": cmd_demo}
+            "report": cmd_report, "train": cmd_train, "eval": cmd_eval, "tools": cmd_tools, "demo": cmd_demo}
 
 
 def main(argv: list[str] | None = None) -> int:

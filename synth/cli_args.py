@@ -114,6 +114,15 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(command="eval")
 
+    tools = sub.add_parser("tools", help="MCP tool definitions: `tools list --server CMD ...`")
+    tools.add_argument("action", choices=["list"])
+    tools.add_argument("--name", help="the server's name (default: from the command)")
+    tools.add_argument("--out", default="tools.json", help="where the kept tools are saved (default tools.json)")
+    tools.add_argument("--env", nargs="*", default=[], metavar="NAME", help="environment variables to pass through")
+    tools.add_argument("--json", action="store_true", help="machine-readable output")
+    tools.add_argument("--server", nargs=argparse.REMAINDER, required=True, help="the server's command and arguments (last)")
+    tools.set_defaults(command="tools")
+
     demo = sub.add_parser("demo", help="the offline job on the bundled examples (spends nothing)")
     common(demo)
     demo.set_defaults(command="demo")

@@ -59,7 +59,7 @@ class BacktranslateLane(Lane):
         out.extra["accepted"] = out.extra.get("accepted", 0) + len(result.rows)
         return by_declaration(todo, result.rows, result.rejected, skip=set(result.undone))
 
-    def finish(self, ctx, settings, out):
+    def finish(self, ctx, settings, out, items):
         out.rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash))
 
     def plan(self, ctx, settings, pending, estimate):

@@ -134,7 +134,13 @@ class Lane:
         left out of the answer is undone (not stored, picked up by the next run)."""
         raise NotImplementedError
 
-    def finish(self, ctx: RunContext, settings, out: StageOutput) -> None:
+    def collect(self, stored: dict, out: StageOutput) -> None:
+        """Add one stored item's results to the lane's output."""
+        out.rows += [Row.model_validate(r) for r in stored["rows"]]
+        out.rejected += stored["rejected"]
+        out.pairs += stored.get("pairs", [])
+
+    def finish(self, ctx: RunContext, settings, out: StageOutput, items: list) -> None:
         """After every item: ordering, balancing across items, counters."""
 
     def plan_items(self, ctx: RunContext, settings, decls: list[Declaration], estimate) -> list:
@@ -188,10 +194,8 @@ def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) ->
         for item in mine:
             stored = ctx.store.get(lane.name, stage_fp, lane.key(item))
             if stored is not None:
-                out.rows += [Row.model_validate(r) for r in stored["rows"]]
-                out.rejected += stored["rejected"]
-                out.pairs += stored.get("pairs", [])
-    lane.finish(ctx, settings, out)
+                lane.collect(stored, out)
+    lane.finish(ctx, settings, out, items)
     return out
 
 

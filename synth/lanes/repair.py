@@ -48,7 +48,7 @@ class RepairLane(Lane):
         result = repair_rows(todo, oracle, config, lang=lang)
         return by_declaration(todo, result.rows, result.rejected, lang=lang)
 
-    def finish(self, ctx, settings, out):
+    def finish(self, ctx, settings, out, items):
         kept, dropped = balance(out.rows, settings.max_share, ctx.seed, RepairConfig().operator_caps)
         out.rows = sorted(kept, key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.operator))
         out.rejected += [{"decl": r.provenance.decl_hash, "operator": r.operator, "row_id": r.id,

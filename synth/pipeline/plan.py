@@ -33,7 +33,8 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
     decls, _ = extract_sources(config)
     oracles = build_oracles({d.lang for d in decls}, config.oracles, VerdictCache(cache_dir / "verdicts"), notes)
     ctx = RunContext(store=store, oracles=oracles, client=None, seed=config.run.seed, models=config.models,
-                     settings=config.stage_settings(), cache_dir=str(cache_dir), out=config.run.out)
+                     settings=config.stage_settings(), cache_dir=str(cache_dir), out=config.run.out,
+                     attention=notes)
     measured = ((last_stats(config.run.out) or {}).get("summary") or {}).get("stages", {})
     repair = measured.get("repair") or {}
     compile_rate = DEFAULT_COMPILE_S

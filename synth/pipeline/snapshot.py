@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from synth.jsonl import read_jsonl, write_json
+from synth.tools.servers import snapshot_tool_lists
 
 
 def write_snapshot(out: Path, assemble_settings, seed: int) -> tuple[Path, dict]:
@@ -27,6 +28,9 @@ def write_snapshot(out: Path, assemble_settings, seed: int) -> tuple[Path, dict]
               val_share={"default": assemble_settings.val_share}, seq_len=assemble_settings.seq_len,
               seed=seed, dedup=Dedup(near_duplicates=assemble_settings.near_duplicates))
     snap = assemble(mix)
+    tool_lists = snapshot_tool_lists(out, target)  # the exact definitions the tool rows were checked against
+    if tool_lists:
+        snap.manifest["tool_lists"] = tool_lists
     write_snap(snap, target, parquet=False)
     diff = diff_snapshots(previous[-1] if previous else None, target)
     write_json(target / "diff.json", diff)
