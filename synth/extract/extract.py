@@ -65,7 +65,7 @@ def extract_paths(paths: list[str | Path], options: ExtractOptions | None = None
     options = options or ExtractOptions()
     if options.vox_grammar:
         load_grammar(options.vox_grammar)  # fail before any work if the grammar cannot be used
-    corpus: Corpus = collect(paths, max_bytes=options.max_bytes)
+    corpus: Corpus = collect(paths, max_bytes=options.max_bytes, include_tests=options.include_tests)
     result = ExtractResult(skipped=list(corpus.skipped))
     units: dict[str, list[tuple[str, str, bytes, str | None]]] = {}
     for source in corpus.files:
@@ -164,6 +164,8 @@ def _vox_file(rel: str, data: bytes, language, result: _UnitOutput, options: Ext
         return
     if parsed.errors:
         result.dropped["rest of file after a Vox parse error"] += 1
+    if parsed.unnamed:
+        result.dropped["Vox declaration without a name"] += len(parsed.unnamed)
     for item in parsed.items:
         is_test = any(d.startswith("@test") for d in item.decorators)
         if is_test and not options.include_tests:

@@ -60,3 +60,38 @@ def standalone_source(decl: Declaration, answer: str | None = None) -> str:
     if decl.wrapper_head:
         return f"{decl.context}{decl.wrapper_head}{answer}\n{decl.wrapper_tail}\n"
     return f"{decl.context}{answer}\n"
+
+
+def block_text(text: str) -> str:
+    """A declaration as a code block: a method's span starts at its `fn` (column 0) while its
+    other lines keep the impl's indentation; take that indentation off them all, so the block
+    reads as a whole. Unchanged if any line is indented less (e.g. a multi-line string)."""
+    lines = text.split("\n")
+    rest = [line for line in lines[1:] if line.strip()]
+    if not rest or lines[0][:1] in (" ", "\t"):
+        return text
+    indent = rest[-1][:len(rest[-1]) - len(rest[-1].lstrip())]
+    if not indent or not all(line.startswith(indent) for line in rest):
+        return text
+    return "\n".join([lines[0], *(line[len(indent):] if line.strip() else line for line in lines[1:])])
+
+
+def method_owner_block(decl: Declaration) -> str:
+    """For a method: its impl (or trait) head, with the trait's own signature of the method when
+    the context has the trait, so a task's `Self`, generics and trait are known. "" otherwise."""
+    if decl.kind != "method" or decl.lang != "rust":
+        return ""
+    from .rust import owner_header, trait_member_signature
+
+    header = owner_header(decl.wrapper_head, decl.wrapper_tail) if decl.wrapper_head else None
+    if header is None:
+        header = (f"impl {decl.trait_name} for {decl.self_type}" if decl.trait_name and decl.self_type
+                  else f"impl {decl.self_type}" if decl.self_type else f"trait {decl.trait_name}")
+    inner = "    // ...\n"
+    if decl.trait_name and decl.self_type:
+        trait = (decl.trait_name.split("<", 1)[0].split("::")[-1]).strip()
+        signature = trait_member_signature(decl.context, trait, decl.name)
+        if signature:
+            signature = block_text(signature)
+            inner = "    // the trait declares it as:\n" + "".join(f"    {line}\n" for line in signature.splitlines())
+    return f"{header} {{\n{inner}}}"

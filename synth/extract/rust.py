@@ -290,3 +290,54 @@ def parse_rust(data: bytes, module_path: str) -> RustFile:
 
     walk(root, module_path, False)
     return RustFile(items=items, use_lines=use_lines, has_error=root.has_error, dropped_broken=dropped)
+
+
+def trait_wrapper(trait_stub: str, method_name: str) -> tuple[str, str]:
+    """A trait's stub opened around one of its provided methods: (head, tail) with the method's
+    own entry cut out by its syntax node's byte range, so a signature over several lines goes
+    whole (cutting lines left parameter lines behind: a file that does not parse)."""
+    data = trait_stub.encode()
+    root = _parser().parse(data).root_node
+    trait = next((c for c in root.named_children if c.type == "trait_item"), None)
+    body = trait.child_by_field_name("body") if trait is not None else None
+    if body is None:
+        raise ValueError(f"not a trait stub (cannot place method `{method_name}` in it): {trait_stub[:80]!r}")
+    head = data[:body.end_byte - 1]  # up to the closing brace
+    for member in reversed(body.named_children):
+        if member.type in ("function_item", "function_signature_item") and _field_text(member, "name") == method_name:
+            start, end = member.start_byte, member.end_byte
+            line_start = data.rfind(b"\n", 0, start) + 1
+            if not data[line_start:start].strip():
+                start = line_start
+            if data[end:end + 1] == b"\n":
+                end += 1
+            head = head[:start] + head[end:]
+    text = head.decode()
+    return text if text.endswith("\n") else text + "\n", "}"
+
+
+def owner_header(wrapper_head: str, wrapper_tail: str) -> str | None:
+    """`impl<'a> Trait for One<'a>` (or `pub trait Trait`): the head of the impl or trait that a
+    method's standalone file wraps it in, read from the syntax tree (where clauses included)."""
+    data = (wrapper_head + "\n" + wrapper_tail).encode()
+    root = _parser().parse(data).root_node
+    owner = next((c for c in root.named_children if c.type in ("impl_item", "trait_item")), None)
+    body = owner.child_by_field_name("body") if owner is not None else None
+    return data[owner.start_byte:body.start_byte].decode().strip() if body is not None else None
+
+
+def trait_member_signature(context: str, trait_name: str, method_name: str) -> str | None:
+    """How the trait `trait_name`, if the context defines it, declares `method_name` (no body)."""
+    data = context.encode()
+    root = _parser().parse(data).root_node
+    for node in root.named_children:
+        if node.type != "trait_item" or _field_text(node, "name") != trait_name:
+            continue
+        body = node.child_by_field_name("body")
+        for member in body.named_children if body is not None else []:
+            if member.type in ("function_item", "function_signature_item") and \
+                    _field_text(member, "name") == method_name:
+                fbody = member.child_by_field_name("body")
+                end = fbody.start_byte if fbody is not None else member.end_byte
+                return data[member.start_byte:end].decode().strip().removesuffix(";") + ";"
+    return None

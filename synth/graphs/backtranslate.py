@@ -23,7 +23,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from oracles.verdict import Candidate, Verdict
-from synth.extract.model import Declaration, language_and_fence, standalone_source
+from synth.extract.model import Declaration, language_and_fence, method_owner_block, standalone_source
 from synth.llm.client import BudgetExceeded, CallFailed, LLMClient, LLMRequest
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, make_row
@@ -97,10 +97,12 @@ def judge_prompt(decl: Declaration, instruction: str) -> str:
 
 def row_prompt(decl: Declaration, instruction: str) -> str:
     """What the trained model sees: the task, and the declarations it may use."""
-    if not decl.context.strip():
-        return instruction.strip()
     _, fence = _fence(decl)
-    return f"{instruction.strip()}\n\nYou may use these existing declarations:\n```{fence}\n{decl.context.strip()}\n```"
+    owner = method_owner_block(decl)
+    text = instruction.strip() + (f"\n\nIt is a method inside:\n```{fence}\n{owner}\n```" if owner else "")
+    if not decl.context.strip():
+        return text
+    return f"{text}\n\nYou may use these existing declarations:\n```{fence}\n{decl.context.strip()}\n```"
 
 
 @dataclass
@@ -242,7 +244,7 @@ def run_backtranslation(decls: list[Declaration], client: LLMClient, oracle, con
         else:
             result.undone.append(decl.id)
             result.rejected.append({"decl": decl.id, "name": decl.name, "reason": final["reason"]})
-    result.rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash))
+    result.rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.provenance.decl_id or ""))
     return result
 
 
@@ -250,7 +252,7 @@ def _row(decl: Declaration, verdict: Verdict, final: State, config: Backtranslat
     return make_row(
         lang=decl.lang, lane=f"{decl.lang}_codegen", task="codegen", prompt=row_prompt(decl, final["instruction"]),
         response=decl.clean_text, verdict=verdict, system=system_prompt(),
-        provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, stage="backtranslate",
+        provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id, stage="backtranslate",
                               model=config.writer.model, prompt_template_hash=template_hash("backtranslate_instruction"),
                               seed=config.seed),
         checked_source=standalone_source(decl), rating=final["rating"], instruction=final["instruction"],
