@@ -106,7 +106,7 @@ def offline_manifest(data: dict, dev: bool) -> bool:
             for name in [n for n in deps if n in dropped]:
                 del deps[name]
                 changed = True
-    if dropped and features:
+    if dropped:
         def keep(entry: str) -> bool:
             target = entry.removeprefix("dep:").split("/", 1)[0].removesuffix("?")
             return target not in dropped or (target in features and not entry.startswith("dep:") and "/" not in entry)
