@@ -226,3 +226,22 @@ def test_vox_string_heads_get_their_names(tmp_path):
     result = extract_paths([write(tmp_path, {"mcp.vox": VOX}) / "mcp.vox"], ExtractOptions(jobs=1))
     assert all(d.name for d in result.declarations) and len(result.declarations) == 2
     assert result.summary()["declarations_left_out"] == {"Vox declaration without a name": 1}
+
+
+def test_row_quality_counts_each_defect(tmp_path):
+    from benchmarks.row_quality import crate_check_counts, row_counts
+    crate = write(tmp_path / "c", {"Cargo.toml": CARGO.format(name="c"), "src/lib.rs": "pub fn f() {}\n",
+                                   "tests/it.rs": "fn it() {}\n"})
+    broken = write(tmp_path / "b", {"Cargo.toml": CARGO.format(name="b") + '[dependencies]\nnowhere_xyz = "1"\n',
+                                    "src/lib.rs": ""})
+    base = {"provenance": {"source_path": "src/lib.rs"}, "prompt": "p", "wrapper_head": ""}
+    rows = [{**base, "id": "a"}, {**base, "id": "a"},
+            {**base, "id": "b", "provenance": {"source_path": "tests/it.rs"}},
+            {**base, "id": "c", "wrapper_head": "impl<'a> One<'a> {\n", "wrapper_tail": "}", "prompt": "fn find"},
+            {**base, "id": "d", "wrapper_head": "impl Two {\n", "wrapper_tail": "}", "prompt": "impl Two {"},
+            {**base, "id": "e", "prompt": "help: x: `fn f() {}`: `fn f() {}`"}]
+    assert row_counts(rows, [crate]) == {"rows": 6, "unique_ids": 5, "duplicate_ids": 1, "from_test_code": 1,
+                                         "method_rows": 2, "method_rows_without_impl_header": 1,
+                                         "prompts_repeating_help": 1}
+    checked = crate_check_counts([crate, broken])
+    assert (checked["passed"], checked["failed"], checked["failed_naming_temp_path"]) == (1, 1, 0)
