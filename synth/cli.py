@@ -181,7 +181,7 @@ def cmd_mutate(args) -> int:
             raise UsageError(f"{raw}: no such file or directory")
     if not 0 < args.max_share <= 1:
         raise UsageError("--max-share must be in (0, 1]")
-    extracted = extract_paths(args.paths, ExtractOptions())
+    extracted = extract_paths(args.paths, ExtractOptions(include_tests=args.include_tests))
     config = RepairConfig(seed=args.seed, max_share=args.max_share, diff=args.diff)
     cache = _open_cache(args)
     results, notes = {}, []
@@ -195,8 +195,9 @@ def cmd_mutate(args) -> int:
             notes.append(f"Vox declarations skipped: {exc}")
         else:
             results["vox"] = repair_rows(extracted.declarations, vox, config, lang="vox")
+    left_out = {k: extracted.summary()[k] for k in ("skipped_by_reason", "declarations_left_out")}
     summary = write_run(results, args.out, {"declarations": len(extracted.declarations), "seed": args.seed,
-                                            "notes": notes})
+                                            "notes": notes, "extract": left_out})
     if args.json:
         print(json.dumps(summary))
     else:
@@ -520,7 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--json", action="store_true", help="print the summary as JSON")
     extract.add_argument("paths", nargs="+", metavar="PATH")
     extract.add_argument("--out", required=True, help="declarations JSONL to write")
-    extract.add_argument("--include-tests", action="store_true", help="keep test functions and test modules")
+    extract.add_argument("--include-tests", action="store_true", help="keep test and example code (test functions, "
+                         "`#[cfg(test)]` modules, tests/, benches/, examples/)")
     extract.add_argument("--max-bytes", type=int, default=1_000_000, help="skip larger files")
     extract.add_argument("--vox-grammar", help="compiled tree-sitter grammar for Vox (shared library)")
     extract.set_defaults(func=cmd_extract)
@@ -533,6 +535,8 @@ def build_parser() -> argparse.ArgumentParser:
     mutate.add_argument("--diff", action="store_true", help="answer with a unified diff")
     mutate.add_argument("--max-share", type=float, default=0.25, help="cap per operator and per error code")
     mutate.add_argument("--jobs", type=int, default=2)
+    mutate.add_argument("--include-tests", action="store_true", help="keep test and example code (tests/, benches/, "
+                        "examples/, `#[cfg(test)]` modules)")
     mutate.set_defaults(func=cmd_mutate)
 
     plan = sub.add_parser("plan", help="dry run: what the calls would cost (makes no call)")
