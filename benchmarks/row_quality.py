@@ -26,7 +26,7 @@ def test_code_paths(crate_dirs: list[Path]) -> set[str]:
     for crate in crate_dirs:
         corpus = collect([crate], include_tests=True, langs={"rust"})
         _, tests = split_test_code(corpus.files)
-        out |= {skip.path for skip in tests}
+        out |= {f.rel for f in tests}
     return out
 
 

@@ -70,8 +70,11 @@ def test_test_modules_and_test_folders_are_left_out(tmp_path):
     default = extract_paths([crate], ExtractOptions(jobs=1))
     assert [d.name for d in default.declarations] == ["parse"]
     assert default.summary()["skipped_by_reason"]["test or example code"] == 5
-    kept = extract_paths([crate], ExtractOptions(jobs=1, include_tests=True))
-    assert {"helper", "integration", "bench", "main"} <= {d.name for d in kept.declarations}
+    kept = {d.name: d for d in extract_paths([crate], ExtractOptions(jobs=1, include_tests=True)).declarations}
+    assert {"helper", "integration", "bench", "main"} <= set(kept)
+    # kept apart from the library: marked as tests, never checked in place as the library's code
+    assert kept["helper"].is_test and kept["helper"].crate_root is None
+    assert not kept["parse"].is_test and kept["parse"].crate_root == str(crate.resolve())
 
 
 def test_trait_wrapper_keeps_multiline_signatures_whole(tmp_path, rust_oracle):

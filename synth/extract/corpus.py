@@ -26,6 +26,7 @@ class SourceFile:
     lang: str
     data: bytes
     text: str
+    test_code: str | None = None  # why it is a crate's test or example code (kept with --include-tests)
 
 
 @dataclass
@@ -95,9 +96,10 @@ def collect(paths: list[str | Path], max_bytes: int = MAX_BYTES_DEFAULT, langs: 
                 continue
             result = read_source(path, rel, lang, max_bytes)
             (corpus.skipped if isinstance(result, Skip) else corpus.files).append(result)
+    kept, tests = split_test_code(corpus.files)
     if not include_tests:
-        corpus.files, tests = split_test_code(corpus.files)
-        corpus.skipped += tests
+        corpus.files = kept
+        corpus.skipped += [Skip(f.rel, f.test_code) for f in tests]
     return corpus
 
 
@@ -108,9 +110,9 @@ def crate_root_of(path: Path) -> Path | None:
     return None
 
 
-def split_test_code(files: list[SourceFile]) -> tuple[list[SourceFile], list[Skip]]:
-    """(product files, skips): a crate's tests/, benches/, examples/, and files that are modules
-    only a `#[cfg(test)] mod NAME;` declares (`src/tests.rs`, `src/tests/**`)."""
+def split_test_code(files: list[SourceFile]) -> tuple[list[SourceFile], list[SourceFile]]:
+    """(product files, test code, each with its `test_code` reason): a crate's tests/, benches/,
+    examples/, and modules only a `#[cfg(test)] mod NAME;` declares (`src/tests.rs`, `src/tests/**`)."""
     roots = {id(f): crate_root_of(f.path) for f in files if f.lang == "rust"}
     test_paths = [p for f in files if roots.get(id(f)) for p in _cfg_test_module_paths(f)]
     kept, skipped = [], []
@@ -123,7 +125,8 @@ def split_test_code(files: list[SourceFile]) -> tuple[list[SourceFile], list[Ski
                 reason = f"test or example code: {TEST_CODE_DIRS[top]}"
             elif any(f.path == p or p in f.path.parents for p in test_paths):
                 reason = "test or example code: a module only `#[cfg(test)]` declares"
-        (skipped.append(Skip(f.rel, reason)) if reason else kept.append(f))
+        f.test_code = reason
+        (skipped if reason else kept).append(f)
     return kept, skipped
 
 

@@ -74,6 +74,8 @@ def extract_paths(paths: list[str | Path], options: ExtractOptions | None = None
         if source.lang == "rust":
             crate_root = crate_root_of(source.path)
             key = str(crate_root) if crate_root else f"file:{source.rel}"
+            if crate_root and source.test_code:  # (--include-tests) apart from the library it tests
+                key = f"tests:{crate_root}"
             rel_in_crate = str(source.path.relative_to(crate_root)) if crate_root else None
         else:
             key, rel_in_crate = f"vox:{source.rel}", None
@@ -135,6 +137,7 @@ def _unit(job) -> _UnitOutput:
                 out.dropped["test-only"] += 1
                 continue
             decl = _rust_declaration(item, rel, key)
+            decl.is_test = decl.is_test or key.startswith("tests:")
             decl.crate_path = rel_in_crate
             if options.with_context:
                 ctx = build_context(item, rel, index)
@@ -153,7 +156,7 @@ def _rust_declaration(item, rel: str, crate_key: str) -> Declaration:
         doc=item.doc, signature=item.signature, body=item.body, hash=digest, module_path=item.module_path,
         attributes=item.attributes, self_type=item.self_type, trait_name=item.trait_name, params=item.params,
         return_type=item.return_type, near_parse_error=item.near_parse_error, is_test=item.is_test,
-        crate_root=None if crate_key.startswith("file:") else crate_key,
+        crate_root=None if crate_key.startswith(("file:", "tests:")) else crate_key,  # test code: never in-crate
     )
 
 
