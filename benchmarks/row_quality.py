@@ -55,10 +55,14 @@ def crate_check_counts(crate_dirs: list[Path], oracle=None) -> dict:
     failures, temp_named = [], []
     for crate in crate_dirs:
         lib = "src/lib.rs" if (crate / "src/lib.rs").exists() else "src/main.rs"
-        verdict = oracle.check([Splice(str(crate), lib, 0, 0, "")])[0]
-        if verdict.passed:
+        try:
+            verdict = oracle.check([Splice(str(crate), lib, 0, 0, "")])[0]
+        except Exception as exc:  # a crash is a failure too, and says what it was
+            verdict, text = None, f"crashed: {type(exc).__name__}: {exc}"
+        if verdict is not None and verdict.passed:
             continue
-        text = "\n".join(d.render() for d in verdict.errors)
+        if verdict is not None:
+            text = "\n".join(d.render() for d in verdict.errors)
         failures.append({"crate": str(crate), "first_error": text.splitlines()[0] if text else "(no error text)"})
         if SANDBOX_MARK in text or re.search(re.escape(tempfile.gettempdir()) + r"/tmp\w{8}", text):
             temp_named.append(str(crate))
