@@ -21,13 +21,9 @@ SANDBOX_MARK = "synth-sbx-"
 
 
 def test_code_paths(crate_dirs: list[Path]) -> set[str]:
-    """Paths (relative to their crate, as rows record them) of each crate's test and example code."""
-    out = set()
-    for crate in crate_dirs:
-        corpus = collect([crate], include_tests=True, langs={"rust"})
-        _, tests = split_test_code(corpus.files)
-        out |= {f.rel for f in tests}
-    return out
+    """Paths of the crates' test and example code, as a run over the same crate folders records them."""
+    corpus = collect(crate_dirs, include_tests=True, langs={"rust"})
+    return {f.rel for f in split_test_code(corpus.files)[1]}
 
 
 def row_counts(rows: list[dict], crate_dirs: list[Path]) -> dict:

@@ -57,6 +57,12 @@ def test_identical_blocks_in_two_files_get_two_row_ids(tmp_path, rust_oracle):
     ids = [r.id for r in first]
     assert len(ids) == len(set(ids)) >= 4, Counter(ids).most_common(2)
     assert ids == [r.id for r in again]  # stable across runs
+    # two versions of one crate scanned together (the Debian registry holds such pairs)
+    versions = [write(tmp_path / f"printer-1.0.{v}", {"Cargo.toml": CARGO.format(name="printer"), "src/lib.rs": PRINTER})
+                for v in (0, 1)]
+    rows = repair_rows(extract_paths(versions, ExtractOptions(jobs=1)).declarations, rust_oracle,
+                       RepairConfig(seed=0, max_share=1.0)).rows
+    assert len({r.id for r in rows}) == len(rows) and len({r.provenance.source_path for r in rows}) == 2
 
 
 def test_test_modules_and_test_folders_are_left_out(tmp_path):

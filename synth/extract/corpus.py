@@ -82,7 +82,8 @@ def collect(paths: list[str | Path], max_bytes: int = MAX_BYTES_DEFAULT, langs: 
         if not root.exists():
             corpus.skipped.append(Skip(str(raw), "no such file or directory"))
             continue
-        base = root.parent if root.is_file() else root
+        # With several roots a path starts with its root's name: two crates' `src/lib.rs` differ.
+        base = root.parent if root.is_file() or len(paths) > 1 else root
         candidates = [root] if root.is_file() else _walk(root, base, corpus)
         for path in candidates:
             rel = str(path.relative_to(base))
