@@ -8,12 +8,12 @@ path and line (the candidate may break its callers), and still fail the verdict.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .cache import VerdictCache, cached_verdict
+from .crate_scratch import cargo_failure, make_scratch
 from .libtest import parse_test_output
 from .rustc_diagnostics import Region, is_summary, locate, spanless
 from .sandbox import Limits, Sandbox
@@ -59,11 +59,8 @@ class CrateOracle:
         start = time.monotonic()
         src_root = Path(splice.crate_dir)
         with self.sandbox.workdir() as wd:
-            crate = wd / "crate"
-            for path in crate_files(src_root):
-                dest = crate / path.relative_to(src_root)
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, dest)
+            scratch = make_scratch(src_root, wd, kind)  # with its workspace; offline-ready manifest
+            crate = scratch.crate
             target = crate / splice.path
             original = target.read_bytes()
             before, after = original[:splice.start_byte], original[splice.end_byte:]
@@ -82,12 +79,12 @@ class CrateOracle:
             tests, isolation = None, run.isolation
             if kind == "test" and run.returncode == 0:
                 tests, isolation = self._run_tests(run.stdout, wd, isolation)
-        diagnostics = self._diagnostics(run.stdout, splice.path, region, shift)
+        diagnostics = self._diagnostics(run.stdout, scratch.member_prefix + splice.path, region, shift)
         has_error = any(d.severity == "error" for d in diagnostics)
         passed = not run.timed_out and run.returncode == 0 and not has_error and (tests is None or tests.ok)
         if run.returncode not in (0, None) and not has_error and not run.timed_out:
             diagnostics.append(Diagnostic(code="cargo-exit", severity="error",
-                                          message=f"cargo exited {run.returncode}: {run.stderr.strip()[-300:]}"))
+                                          message=cargo_failure(run.returncode, run.stderr, scratch.paths)))
         return Verdict(candidate_id=cand.id, passed=passed, diagnostics=diagnostics, oracle=self.id,
                        toolchain=self.toolchain, elapsed_s=time.monotonic() - start,
                        timed_out=run.timed_out or bool(tests and tests.timed_out), tests=tests, mode="crate",

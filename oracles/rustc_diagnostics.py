@@ -76,10 +76,18 @@ def _all_text(diag: dict):
 
 
 def _note(child: dict) -> str:
-    text = f"{child.get('level', 'note')}: {child.get('message', '')}"
-    replacements = [s["suggested_replacement"] for s in child.get("spans", []) if s.get("suggested_replacement")]
+    """A child message as rustc words it inline (`help: MESSAGE: `SUGGESTION``), each suggestion
+    once: rustc often has it in the message already (`implement the missing item: `fn f..``),
+    and a message ending in ":" introduces it itself (`... with it:`)."""
+    message = child.get("message", "")
+    text = f"{child.get('level', 'note')}: {message}"
+    replacements = []
+    for span in child.get("spans", []):
+        replacement = (span.get("suggested_replacement") or "").strip()
+        if replacement and replacement not in replacements and f"`{replacement}`" not in message:
+            replacements.append(replacement)
     if replacements:
-        text += ": " + " | ".join(f"`{r.strip()}`" for r in replacements)
+        text += (" " if message.endswith(":") else ": ") + " | ".join(f"`{r}`" for r in replacements)
     return text
 
 

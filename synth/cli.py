@@ -102,7 +102,8 @@ def cmd_mutate(args) -> int:
             raise UsageError(f"{raw}: no such file or directory")
     if not 0 < args.max_share <= 1:
         raise UsageError("--max-share must be in (0, 1]")
-    extracted = extract_paths(args.paths, ExtractOptions())
+    extracted = extract_paths(args.paths, ExtractOptions(include_tests=args.include_tests))
+    left_out = {k: extracted.summary()[k] for k in ("skipped_by_reason", "declarations_left_out")}
     config = RepairConfig(seed=args.seed, max_share=args.max_share, diff=args.diff)
     cache = _open_cache(args)
     results, notes = {}, []
@@ -118,7 +119,7 @@ def cmd_mutate(args) -> int:
         else:
             results["vox"] = repair_rows(extracted.declarations, vox, config, lang="vox")
     summary = write_run(results, args.out, {"declarations": len(extracted.declarations), "seed": args.seed,
-                                            "notes": notes})
+                                            "notes": notes, "extract": left_out})
     if args.json:
         print(json.dumps(summary))
     else:

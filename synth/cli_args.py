@@ -40,7 +40,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     extract.add_argument("--json", action="store_true", help="print the summary as JSON")
     extract.add_argument("paths", nargs="+", metavar="PATH")
     extract.add_argument("--out", required=True, help="declarations JSONL to write")
-    extract.add_argument("--include-tests", action="store_true", help="keep test functions and test modules")
+    extract.add_argument("--include-tests", action="store_true", help="keep test and example code (test functions, "
+                         "`#[cfg(test)]` modules, tests/, benches/, examples/)")
     extract.add_argument("--max-bytes", type=int, default=1_000_000, help="skip larger files")
     extract.add_argument("--vox-grammar", help="compiled tree-sitter grammar for Vox (shared library)")
     extract.set_defaults(command="extract")
@@ -53,6 +54,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     mutate.add_argument("--diff", action="store_true", help="answer with a unified diff")
     mutate.add_argument("--max-share", type=float, default=0.25, help="cap per operator and per error code")
     mutate.add_argument("--jobs", type=int, default=2)
+    mutate.add_argument("--include-tests", action="store_true", help="keep test and example code (tests/, benches/, "
+                        "examples/, `#[cfg(test)]` modules)")
     mutate.set_defaults(command="mutate")
 
     plan = sub.add_parser("plan", help="dry run: what the calls would cost (makes no call)")

@@ -35,7 +35,8 @@ class Verification(BaseModel):
 
 class Provenance(BaseModel):
     source_path: str
-    decl_hash: str
+    decl_hash: str  # the declaration's content: equal for two identical blocks in two files
+    decl_id: str | None = None  # its place (path and position): tells those two apart
     stage: str
     operator: str | None = None
     model: str | None = None
@@ -82,8 +83,12 @@ class Row(BaseModel):
 
 
 def row_id(row: Row) -> str:
-    """Content-derived, so the same inputs give the same id."""
-    key = json.dumps([row.lang, row.task, row.prompt, row.response, row.provenance.decl_hash], ensure_ascii=False)
+    """Stable across runs (content and place, no counters) and unique in a run: two identical
+    declarations in two files give two ids. Merging rows by content is the assembler's own,
+    counted decision (dedup), never an id collision."""
+    p = row.provenance
+    key = json.dumps([row.lang, row.task, row.prompt, row.response, p.decl_hash, p.source_path, p.decl_id,
+                      p.operator], ensure_ascii=False)
     return hashlib.sha256(key.encode()).hexdigest()[:20]
 
 

@@ -119,7 +119,7 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
 
 def test_every_operator_edit_keeps_the_code_parseable():
     text = (EXAMPLE_CRATE / "src" / "parse.rs").read_text()
-    from synth.extract.rust import _parser
+    from synth.extract.rust_syntax import rust_parser as _parser
     for op in RUST_OPERATORS:
         for edit in rust_sites(text, op):
             assert not _parser().parse(apply(text, edit).encode()).root_node.has_error, op.name

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +12,11 @@ SKIP_DIRS = {"target": "build output (target/)", "vendor": "vendored code (vendo
 LANG_BY_SUFFIX = {".rs": "rust", ".vox": "vox"}
 GENERATED_MARKERS = ("@generated", "DO NOT EDIT", "automatically generated")
 MAX_BYTES_DEFAULT = 1_000_000
+# A crate's test and example code: not product code, and it cannot be checked as the library.
+TEST_CODE_DIRS = {"tests": "integration tests (tests/)", "benches": "benchmarks (benches/)",
+                  "examples": "examples (examples/)"}
+TEST_MODULE = re.compile(r"#\[cfg\(test\)\]\s*((?:#\[[^\]]*\]\s*)*)(?:pub(?:\([^)]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*;")
+PATH_ATTR = re.compile(r'#\[path\s*=\s*"([^"]+)"\]')
 
 
 @dataclass
@@ -20,6 +26,7 @@ class SourceFile:
     lang: str
     data: bytes
     text: str
+    test_code: str | None = None  # why it is a crate's test or example code (kept with --include-tests)
 
 
 @dataclass
@@ -65,15 +72,18 @@ def read_source(path: Path, rel: str, lang: str, max_bytes: int) -> SourceFile |
     return SourceFile(path, rel, lang, data, text)
 
 
-def collect(paths: list[str | Path], max_bytes: int = MAX_BYTES_DEFAULT, langs: set[str] | None = None) -> Corpus:
-    """Files under `paths` (files or folders), in a stable order, with the skip report."""
+def collect(paths: list[str | Path], max_bytes: int = MAX_BYTES_DEFAULT, langs: set[str] | None = None,
+            include_tests: bool = False) -> Corpus:
+    """Files under `paths` (files or folders), in a stable order, with the skip report. A crate's
+    test and example code is left out (each file with its reason) unless `include_tests`."""
     corpus = Corpus()
     for raw in paths:
         root = Path(raw).resolve()
         if not root.exists():
             corpus.skipped.append(Skip(str(raw), "no such file or directory"))
             continue
-        base = root.parent if root.is_file() else root
+        # With several roots a path starts with its root's name: two crates' `src/lib.rs` differ.
+        base = root.parent if root.is_file() or len(paths) > 1 else root
         candidates = [root] if root.is_file() else _walk(root, base, corpus)
         for path in candidates:
             rel = str(path.relative_to(base))
@@ -87,7 +97,54 @@ def collect(paths: list[str | Path], max_bytes: int = MAX_BYTES_DEFAULT, langs: 
                 continue
             result = read_source(path, rel, lang, max_bytes)
             (corpus.skipped if isinstance(result, Skip) else corpus.files).append(result)
+    kept, tests = split_test_code(corpus.files)
+    if not include_tests:
+        corpus.files = kept
+        corpus.skipped += [Skip(f.rel, f.test_code) for f in tests]
     return corpus
+
+
+def crate_root_of(path: Path) -> Path | None:
+    for parent in path.parents:
+        if (parent / "Cargo.toml").exists():
+            return parent
+    return None
+
+
+def split_test_code(files: list[SourceFile]) -> tuple[list[SourceFile], list[SourceFile]]:
+    """(product files, test code, each with its `test_code` reason): a crate's tests/, benches/,
+    examples/, and modules only a `#[cfg(test)] mod NAME;` declares (`src/tests.rs`, `src/tests/**`)."""
+    roots = {id(f): crate_root_of(f.path) for f in files if f.lang == "rust"}
+    test_paths = [p for f in files if roots.get(id(f)) for p in _cfg_test_module_paths(f)]
+    kept, skipped = [], []
+    for f in files:
+        root = roots.get(id(f))
+        reason = None
+        if root is not None:
+            top = f.path.relative_to(root).parts[0]
+            if top in TEST_CODE_DIRS:
+                reason = f"test or example code: {TEST_CODE_DIRS[top]}"
+            elif any(f.path == p or p in f.path.parents for p in test_paths):
+                reason = "test or example code: a module only `#[cfg(test)]` declares"
+        f.test_code = reason
+        (skipped if reason else kept).append(f)
+    return kept, skipped
+
+
+def _cfg_test_module_paths(source: SourceFile) -> list[Path]:
+    """Where the `#[cfg(test)] mod NAME;` lines of one file put their modules (file and folder)."""
+    if "cfg(test)" not in source.text:
+        return []
+    own = source.path.parent if source.path.name in ("lib.rs", "main.rs", "mod.rs") else \
+        source.path.parent / source.path.stem
+    out = []
+    for m in TEST_MODULE.finditer(source.text):
+        attr = PATH_ATTR.search(m.group(1))
+        if attr:
+            out.append((source.path.parent / attr.group(1)).resolve())
+        else:
+            out += [own / f"{m.group(2)}.rs", own / m.group(2)]
+    return out
 
 
 def _walk(root: Path, base: Path, corpus: Corpus):

@@ -11,7 +11,8 @@ from pathlib import Path
 from .clean import strip_metadata
 from .corpus import Corpus, Skip, collect
 from .model import Declaration, content_hash, declaration_id
-from .rust import parse_rust, module_path_for
+from .rust import module_path_for, parse_rust
+from .rust_owner import method_owner_block
 from .rust_context import CrateIndex, build_context
 from .vox import load_grammar, parse_vox, parse_vox_with_grammar
 
@@ -65,7 +66,7 @@ def extract_paths(paths: list[str | Path], options: ExtractOptions | None = None
     options = options or ExtractOptions()
     if options.vox_grammar:
         load_grammar(options.vox_grammar)  # fail before any work if the grammar cannot be used
-    corpus: Corpus = collect(paths, max_bytes=options.max_bytes)
+    corpus: Corpus = collect(paths, max_bytes=options.max_bytes, include_tests=options.include_tests)
     result = ExtractResult(skipped=list(corpus.skipped))
     units: dict[str, list[tuple[str, str, bytes, str | None]]] = {}
     for source in corpus.files:
@@ -74,6 +75,8 @@ def extract_paths(paths: list[str | Path], options: ExtractOptions | None = None
         if source.lang == "rust":
             crate_root = crate_root_of(source.path)
             key = str(crate_root) if crate_root else f"file:{source.rel}"
+            if crate_root and source.test_code:  # (--include-tests) apart from the library it tests
+                key = f"tests:{crate_root}"
             rel_in_crate = str(source.path.relative_to(crate_root)) if crate_root else None
         else:
             key, rel_in_crate = f"vox:{source.rel}", None
@@ -135,11 +138,13 @@ def _unit(job) -> _UnitOutput:
                 out.dropped["test-only"] += 1
                 continue
             decl = _rust_declaration(item, rel, key)
+            decl.is_test = decl.is_test or key.startswith("tests:")
             decl.crate_path = rel_in_crate
             if options.with_context:
                 ctx = build_context(item, rel, index)
                 decl.context, decl.references = ctx.text, ctx.references
                 decl.wrapper_head, decl.wrapper_tail = ctx.wrapper_head, ctx.wrapper_tail
+                decl.owner = method_owner_block(decl)
             out.declarations.append(decl)
     return out
 
@@ -153,7 +158,7 @@ def _rust_declaration(item, rel: str, crate_key: str) -> Declaration:
         doc=item.doc, signature=item.signature, body=item.body, hash=digest, module_path=item.module_path,
         attributes=item.attributes, self_type=item.self_type, trait_name=item.trait_name, params=item.params,
         return_type=item.return_type, near_parse_error=item.near_parse_error, is_test=item.is_test,
-        crate_root=None if crate_key.startswith("file:") else crate_key,
+        crate_root=None if crate_key.startswith(("file:", "tests:")) else crate_key,  # test code: never in-crate
     )
 
 
@@ -164,6 +169,8 @@ def _vox_file(rel: str, data: bytes, language, result: _UnitOutput, options: Ext
         return
     if parsed.errors:
         result.dropped["rest of file after a Vox parse error"] += 1
+    if parsed.unnamed:
+        result.dropped["Vox declaration without a name"] += len(parsed.unnamed)
     for item in parsed.items:
         is_test = any(d.startswith("@test") for d in item.decorators)
         if is_test and not options.include_tests:

@@ -25,6 +25,7 @@ class Declaration(BaseModel):
     # Rust methods sit inside their impl in a standalone file: context + head + answer + tail.
     wrapper_head: str = ""
     wrapper_tail: str = ""
+    owner: str = ""  # methods: their impl (or trait) head, with the trait's own signature of the method
     hash: str
     retired: bool = False  # Vox: uses a retired form
     module_path: str = ""
@@ -60,3 +61,17 @@ def standalone_source(decl: Declaration, answer: str | None = None) -> str:
     if decl.wrapper_head:
         return f"{decl.context}{decl.wrapper_head}{answer}\n{decl.wrapper_tail}\n"
     return f"{decl.context}{answer}\n"
+
+
+def block_text(text: str) -> str:
+    """A declaration as a code block: a method's span starts at its `fn` (column 0) while its
+    other lines keep the impl's indentation; take that indentation off them all, so the block
+    reads as a whole. Unchanged if any line is indented less (e.g. a multi-line string)."""
+    lines = text.split("\n")
+    rest = [line for line in lines[1:] if line.strip()]
+    if not rest or lines[0][:1] in (" ", "\t"):
+        return text
+    indent = rest[-1][:len(rest[-1]) - len(rest[-1].lstrip())]
+    if not indent or not all(line.startswith(indent) for line in rest):
+        return text
+    return "\n".join([lines[0], *(line[len(indent):] if line.strip() else line for line in lines[1:])])

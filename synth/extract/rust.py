@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-import tree_sitter_rust
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node, Query, QueryCursor
 
 from .clean import is_metadata_line
+from .rust_syntax import field_text, rust_language, rust_parser
 
 ITEM_KINDS = {
     "function_item": "fn", "struct_item": "struct", "enum_item": "enum", "trait_item": "trait",
@@ -32,18 +32,8 @@ WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @functools.cache
-def _language() -> Language:
-    return Language(tree_sitter_rust.language())
-
-
-@functools.cache
-def _parser() -> Parser:
-    return Parser(_language())
-
-
-@functools.cache
 def _mask_query() -> Query:
-    return Query(_language(), MASK_QUERY)
+    return Query(rust_language(), MASK_QUERY)
 
 
 class IdentifierTable:
@@ -155,11 +145,6 @@ def _is_test_attr(text: str) -> bool:
     return compact in ("#[test]", "#[cfg(test)]") or compact.startswith("#[tokio::test") or "cfg(test)" in compact
 
 
-def _field_text(node: Node, name: str) -> str:
-    child = node.child_by_field_name(name)
-    return child.text.decode() if child is not None else ""
-
-
 def _stub(kind: str, item: Node, data: bytes, attributes: list[str], doc: str) -> str:
     """What this item looks like as context: bodies become `todo!()`, types stay whole, docs kept."""
     text = data[item.start_byte:item.end_byte].decode()
@@ -211,7 +196,7 @@ def _error_lines(root: Node) -> list[int]:
 
 
 def parse_rust(data: bytes, module_path: str) -> RustFile:
-    tree = _parser().parse(data)
+    tree = rust_parser().parse(data)
     root = tree.root_node
     errors = _error_lines(root) if root.has_error else []
     idents = IdentifierTable(root, data)
@@ -229,9 +214,9 @@ def parse_rust(data: bytes, module_path: str) -> RustFile:
         attributes = [n.text.decode() for n in leading if n.type == "attribute_item"]
         is_test = in_test or any(_is_test_attr(a) for a in attributes)
         if kind == "impl":
-            name = _field_text(node, "type")
+            name = field_text(node, "type")
         else:
-            name = _field_text(node, "name")
+            name = field_text(node, "name")
         body = node.child_by_field_name("body")
         if kind in ("fn", "method") and body is not None:
             signature = data[node.start_byte:body.start_byte].decode().strip()
@@ -245,21 +230,21 @@ def parse_rust(data: bytes, module_path: str) -> RustFile:
             start_line=first, end_line=last, item_start=node.start_byte, doc=_doc_text(leading),
             attributes=attributes, signature=signature,
             body=body.text.decode() if (body is not None and kind in ("fn", "method")) else "",
-            params=_field_text(node, "parameters"), return_type=_field_text(node, "return_type"),
+            params=field_text(node, "parameters"), return_type=field_text(node, "return_type"),
             module_path=module, is_test=is_test,
             near_parse_error=any(first - NEAR_ERROR_LINES <= r <= last + NEAR_ERROR_LINES for r in errors),
             uses=idents.within(node.start_byte, node.end_byte), text=data[start_node.start_byte:node.end_byte].decode(),
         )
         if impl is not None:
-            item.self_type = _field_text(impl, "type")
-            item.trait_name = _field_text(impl, "trait") or None
+            item.self_type = field_text(impl, "type")
+            item.trait_name = field_text(impl, "trait") or None
             ibody = impl.child_by_field_name("body")
             item.impl_header = data[impl.start_byte:ibody.start_byte].decode().strip()
             item.impl_key = (impl.start_byte, impl.end_byte)
         if trait_of is not None:
             item.trait_name = trait_of
         if kind == "impl":
-            item.trait_name = _field_text(node, "trait") or None
+            item.trait_name = field_text(node, "trait") or None
         item.stub = _stub(kind, node, data, attributes, item.doc)
         hole = (body.start_byte, body.end_byte) if (body is not None and kind in ("fn", "method")) else None
         item.signature_uses = item.uses if hole is None else idents.within(node.start_byte, node.end_byte, hole)
@@ -274,7 +259,7 @@ def parse_rust(data: bytes, module_path: str) -> RustFile:
                 if body is None or child.has_error and not body:
                     continue
                 attrs = [n.text.decode() for n in _leading(child) if n.type == "attribute_item"]
-                walk(body, f"{module}::{_field_text(child, 'name')}", in_test or any(_is_test_attr(a) for a in attrs))
+                walk(body, f"{module}::{field_text(child, 'name')}", in_test or any(_is_test_attr(a) for a in attrs))
             elif kind in ("impl", "trait"):  # the container, then its methods (with bodies)
                 container = emit(child, kind, module, in_test)
                 body = child.child_by_field_name("body")

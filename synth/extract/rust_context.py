@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from .rust import TYPE_KINDS, RustItem
+from .rust_owner import trait_wrapper
 
 FIRST_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 STD_ROOTS = {"std", "core", "alloc"}
@@ -198,9 +199,7 @@ def _render(decl, file, index, chosen, method_stubs) -> Context:
 
 
 def _trait_wrapper(trait: RustItem, method: RustItem) -> tuple[str, str]:
-    lines = trait.stub.splitlines()
-    kept = [line for line in lines[1:-1] if f"fn {method.name}" not in line]
-    return lines[0] + "\n" + "".join(line + "\n" for line in kept), "}"
+    return trait_wrapper(trait.stub, method.name)  # by syntax node, never by line
 
 
 def _indent(text: str) -> str:

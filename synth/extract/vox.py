@@ -13,8 +13,9 @@ HEADS = ("fn", "component", "table", "query", "mutation", "server", "tool", "res
          "actor", "workflow", "activity", "state_machine", "module", "routes")
 RETIRED_DECORATORS = ("table", "query", "mutation", "server", "component", "endpoint", "page", "fixture", "mock",
                       "mcp.tool")
+# `tool "description" name(...)` and `resource "uri" "description" name()`: strings come before the name.
 HEAD_LINE = re.compile(r"^((?:@[A-Za-z_][\w.]*(?:\([^)]*\))?\s+)*)(?:pub\s+)?(" + "|".join(HEADS)
-                       + r")\b\s*([A-Za-z_][A-Za-z0-9_]*)?")
+                       + r')\b\s*(?:"(?:[^"\\\n]|\\.)*"\s*)*([A-Za-z_][A-Za-z0-9_]*)?')
 DECORATOR = re.compile(r"^@([A-Za-z_][A-Za-z0-9_.]*)")
 NEXT_TOP = re.compile(r"^(?:@|///|(?:pub\s+)?(?:" + "|".join(HEADS) + r")\b)", re.M)
 RETIRED_IN_CODE = (re.compile(r"\)\s*->"), re.compile(r"^\s*ret\b", re.M))
@@ -47,6 +48,7 @@ class VoxItem:
 class VoxFile:
     items: list[VoxItem] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    unnamed: list[str] = field(default_factory=list)  # declarations left out: no name to give them
 
 
 def _scan_code(text: str, start: int):
@@ -144,6 +146,10 @@ def parse_vox(text: str) -> VoxFile:
         retired = any(DECORATOR.match(d) and DECORATOR.match(d).group(1) in RETIRED_DECORATORS for d in decorators) \
             or any(p.search(item_text) for p in RETIRED_IN_CODE)
         end_row = text.count("\n", 0, end - 1 if end > 0 else 0)
+        if not name:
+            out.unnamed.append(f"line {row + 1}: `{kind}` declaration without a name: {line.strip()[:80]}")
+            row = end_row + 1
+            continue
         out.items.append(VoxItem(
             kind=kind, name=name, start_byte=byte_of(start), end_byte=byte_of(end), start_line=first + 1,
             end_line=end_row + 1, doc=doc, decorators=decorators, signature=signature, params=params,
@@ -168,7 +174,7 @@ def _declaration_end(text: str, head_at: int, kind: str) -> int:
 
 
 def _params_and_return(signature: str) -> tuple[str, str]:
-    open_at = signature.find("(")
+    open_at = masked(signature).find("(")  # not a parenthesis inside a head's description string
     if open_at < 0:
         return "", ""
     depth = 0
@@ -219,8 +225,11 @@ def parse_vox_with_grammar(data: bytes, language) -> VoxFile:
             continue
         name_node = node.child_by_field_name("name")
         text = data[node.start_byte:node.end_byte].decode()
+        if name_node is None:
+            out.unnamed.append(f"line {node.start_point.row + 1}: `{kind}` declaration without a name")
+            continue
         out.items.append(VoxItem(
-            kind=kind, name=name_node.text.decode() if name_node else "", start_byte=node.start_byte,
+            kind=kind, name=name_node.text.decode(), start_byte=node.start_byte,
             end_byte=node.end_byte, start_line=node.start_point.row + 1, end_line=node.end_point.row + 1,
             doc="", decorators=[], signature=text.split("{", 1)[0].strip(), params="", return_type="",
             body="", retired=any(p.search(text) for p in RETIRED_IN_CODE), near_parse_error=node.has_error,

@@ -221,7 +221,7 @@ def run_backtranslation(decls: list[Declaration], client, oracle, config: Backtr
         else:
             result.undone.append(decl.id)
             result.rejected.append({"decl": decl.id, "name": decl.name, "reason": final["reason"]})
-    result.rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash))
+    result.rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.provenance.decl_id or ""))
     return result
 
 
@@ -229,7 +229,7 @@ def _row(decl: Declaration, verdict: Verdict, final: State, config: Backtranslat
     return make_row(
         lang=decl.lang, lane=f"{decl.lang}_codegen", task="codegen", prompt=row_prompt(decl, final["instruction"]),
         response=decl.clean_text, verdict=verdict, system=system_prompt(),
-        provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, stage="backtranslate",
+        provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id, stage="backtranslate",
                               model=config.writer.model, prompt_template_hash=template_hash("backtranslate_instruction"),
                               seed=config.seed),
         checked_source=standalone_source(decl), rating=final["rating"], instruction=final["instruction"],

@@ -42,7 +42,9 @@ def required_names(decl: Declaration) -> list[str]:
 
 def row_prompt(decl: Declaration, instruction: str) -> str:
     """What the trained model sees: the task, and the declarations it may use."""
-    if not decl.context.strip():
-        return instruction.strip()
     _, fence = language_and_fence(decl.lang)
-    return f"{instruction.strip()}\n\nYou may use these existing declarations:\n```{fence}\n{decl.context.strip()}\n```"
+    owner = decl.owner
+    text = instruction.strip() + (f"\n\nIt is a method inside:\n```{fence}\n{owner}\n```" if owner else "")
+    if not decl.context.strip():
+        return text
+    return f"{text}\n\nYou may use these existing declarations:\n```{fence}\n{decl.context.strip()}\n```"

@@ -160,7 +160,7 @@ def run_rft(tasks: list[RftTask], sampler, oracle, config: RftConfig | None = No
             result.rows.append(make_row(
                 lang=task.decl.lang, lane=f"{task.decl.lang}_codegen", task="rft", prompt=task.prompt, response=code,
                 verdict=verdict, system=system_prompt(), checked_source=source,
-                provenance=Provenance(source_path=task.decl.path, decl_hash=task.decl.hash, stage="rft",
+                provenance=Provenance(source_path=task.decl.path, decl_hash=task.decl.hash, decl_id=task.decl.id, stage="rft",
                                       model=sampler.name, seed=config.seed),
                 samples=n, samples_passed=c, compile=Verification.of(verdict).model_dump(), tests=test_of.get(code)))
             for bad in failing[:1]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracles.verdict import Candidate, Verdict
-from synth.extract.model import Declaration, language_and_fence, standalone_source
+from synth.extract.model import Declaration, block_text, language_and_fence, standalone_source
 from synth.jsonl import write_json, write_jsonl
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, Verification, make_row
@@ -42,6 +42,7 @@ class OperatorStats:
     equivalent: int = 0  # mutants that still compile (dropped)
     duplicate: int = 0  # the same broken text as another operator's mutant
     kept: int = 0  # rows after balancing
+    balanced_out: int = 0  # killed mutants whose rows balancing dropped (over the share cap)
 
 
 @dataclass
@@ -65,6 +66,7 @@ class RepairResult:
             applicable = max(1, s.applicable)
             out.append({"operator": name, "attempts": s.attempts, "applicable": s.applicable, "killed": s.killed,
                         "equivalent": s.equivalent, "duplicate": s.duplicate, "kept": s.kept,
+                        "balanced_out": s.balanced_out,
                         "kill_rate": round(s.killed / applicable, 3) if s.applicable else None})
         return out
 
@@ -77,16 +79,17 @@ def make_mutants(decls: list[Declaration], operators: list[Operator], config: Re
                  stats: dict[str, OperatorStats], sites_of=rust_sites, apply_edit=apply) -> list[Mutant]:
     mutants = []
     for decl in decls:
-        seen = {decl.clean_text}
+        base = block_text(decl.clean_text)  # as the prompt shows it: positions in diagnostics agree
+        seen = {base}
         for op in operators:
             st = stats[op.name]
             st.attempts += 1
-            sites = sites_of(decl.clean_text, op)
+            sites = sites_of(base, op)
             if not sites:
                 continue
             st.applicable += 1
             edit = _rng(config.seed, decl.hash, op.name).choice(sites)
-            broken = apply_edit(decl.clean_text, edit)
+            broken = apply_edit(base, edit)
             if broken in seen:
                 st.duplicate += 1
                 continue
@@ -131,19 +134,21 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
         language, fence = language_and_fence(decl.lang)
         instruction = ("Reply with a unified diff (---/+++ headers, @@ hunks) that fixes the declaration."
                        if config.diff else "Reply with the corrected declaration only.")
+        owner = decl.owner
+        owner = f"It is a method inside:\n```{fence}\n{owner}\n```\n\n" if owner else ""
+        broken, fixed = m.broken, block_text(decl.clean_text)
         prompt = template("repair").format(language=language, fence=fence, context=decl.context.rstrip() or "(none)",
-                                           broken=m.broken.rstrip(), diagnostics=render_diagnostics(m.verdict, decl),
-                                           instruction=instruction)
-        fixed = decl.clean_text
-        response = unified_diff(m.broken, fixed, f"{decl.name or 'decl'}.{fence}") if config.diff else fixed
+                                           owner=owner, broken=broken.rstrip(),
+                                           diagnostics=render_diagnostics(m.verdict, decl), instruction=instruction)
+        response = unified_diff(broken, fixed, f"{decl.name or 'decl'}.{fence}") if config.diff else fixed
         codes = sorted({d.code or "syntax" for d in m.verdict.errors})
         rows.append(make_row(
             lang=decl.lang, lane=f"{decl.lang}_repair", task="repair", prompt=prompt.strip(), response=response,
             verdict=originals[decl.id], system=system_prompt(),
-            provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, stage="repair", operator=m.operator,
+            provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id, stage="repair", operator=m.operator,
                                   prompt_template_hash=tmpl_hash, seed=config.seed),
-            checked_source=standalone_source(decl, fixed), checked_broken_source=standalone_source(decl, m.broken),
-            broken=m.broken, fixed=fixed, context=decl.context, wrapper_head=decl.wrapper_head,
+            checked_source=standalone_source(decl, fixed), checked_broken_source=standalone_source(decl, broken),
+            broken=broken, fixed=fixed, context=decl.context, wrapper_head=decl.wrapper_head,
             wrapper_tail=decl.wrapper_tail, operator=m.operator, diagnostic_codes=codes,
             primary_code=(m.verdict.errors[0].code or "syntax"), answer_format="diff" if config.diff else "declaration",
             broken_verification=Verification.of(m.verdict).model_dump(),
@@ -162,8 +167,8 @@ def balance(rows: list[Row], max_share: float, seed: int,
     while target > 0:
         op_used, code_used, picked = Counter(), Counter(), []
         for r in order:
-            if op_used[r.operator] < int(min(max_share, caps.get(r.operator, 1.0)) * target) and \
-                    code_used[r.primary_code] < int(max_share * target):
+            if op_used[r.operator] < _cap(min(max_share, caps.get(r.operator, 1.0)), target) and \
+                    code_used[r.primary_code] < _cap(max_share, target):
                 picked.append(r)
                 op_used[r.operator] += 1
                 code_used[r.primary_code] += 1
@@ -174,6 +179,12 @@ def balance(rows: list[Row], max_share: float, seed: int,
         target = len(picked)  # not reachable: try the size that was
     keep_ids = {r.id for r in picked[:target]}
     return [r for r in rows if r.id in keep_ids], [r for r in rows if r.id not in keep_ids]
+
+
+def _cap(share: float, target: int) -> int:
+    """Rows one operator (or code) may hold: its share of the target, and never less than one,
+    so a small crate with a handful of killed mutants still gives rows."""
+    return max(1, int(share * target))
 
 
 def _check(oracle, sources: list[str], expect_pass: bool) -> list[Verdict]:
@@ -222,12 +233,13 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
     rows = build_rows(killed, originals, config)
     kept, dropped = balance(rows, config.max_share, config.seed, config.operator_caps)
     for row in dropped:
+        result.stats[row.operator].balanced_out += 1
         result.rejected.append({"decl": row.provenance.decl_hash, "operator": row.operator,
                                 "reason": f"balance: over {config.max_share:.0%} share", "row_id": row.id})
     for row in kept:
         result.stats[row.operator].kept += 1
         result.codes.update(row.diagnostic_codes)
-    result.rows = sorted(kept, key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.operator))
+    result.rows = sorted(kept, key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.provenance.decl_id or "", r.operator))
     return result
 
 
@@ -246,6 +258,7 @@ def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = No
     summary = {
         "rows": len(rows), "rejected": len(rejected),
         "by_lang": {lang: {"rows": len(r.rows), "operators": r.table()} for lang, r in sorted(results.items())},
+        "balanced_out": sum(s.balanced_out for r in results.values() for s in r.stats.values()),
         "diagnostic_codes": dict(codes.most_common()),
         "distinct_error_codes": len([c for c in codes if c != "syntax"]),
         "paths": {"rows": str(rows_path), "rejected": str(rejected_path)}, **(extra or {}),

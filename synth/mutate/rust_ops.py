@@ -6,17 +6,12 @@ these are type, borrow and name errors, never typos in the grammar.
 """
 from __future__ import annotations
 
-import functools
 
-import tree_sitter_rust
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
+
+from synth.extract.rust_syntax import rust_parser
 
 from .operator import Edit, Operator
-
-
-@functools.cache
-def _parser() -> Parser:
-    return Parser(Language(tree_sitter_rust.language()))
 
 
 OWNED_TYPES = ("String", "Vec", "HashMap", "BTreeMap", "HashSet", "BTreeSet", "Box", "VecDeque")
@@ -272,12 +267,12 @@ def apply(text: str, edit: Edit) -> str:
 def rust_sites(text: str, operator: Operator) -> list[Edit]:
     """Edits `operator` could make to `text`; only those that leave it parseable."""
     data = text.encode()
-    root = _parser().parse(data).root_node
+    root = rust_parser().parse(data).root_node
     if root.has_error:
         return []
     out = []
     for edit in operator.sites(root, data):
         mutated = apply(text, edit)
-        if mutated != text and not _parser().parse(mutated.encode()).root_node.has_error:
+        if mutated != text and not rust_parser().parse(mutated.encode()).root_node.has_error:
             out.append(edit)
     return out

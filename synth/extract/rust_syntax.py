@@ -1,0 +1,22 @@
+"""tree-sitter's Rust grammar, loaded once: the parser every Rust module of synth uses."""
+from __future__ import annotations
+
+import functools
+
+import tree_sitter_rust
+from tree_sitter import Language, Node, Parser
+
+
+@functools.cache
+def rust_language() -> Language:
+    return Language(tree_sitter_rust.language())
+
+
+@functools.cache
+def rust_parser() -> Parser:
+    return Parser(rust_language())
+
+
+def field_text(node: Node, name: str) -> str:
+    child = node.child_by_field_name(name)
+    return child.text.decode() if child is not None else ""
