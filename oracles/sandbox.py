@@ -2,10 +2,15 @@
 
 Every process gets: an environment built from an allowlist (secret-looking names removed even
 then), a private temporary directory deleted afterwards, a wall-clock timeout that kills the whole
-process tree, CPU/memory/file-size rlimits, and, where the OS allows it, fresh PID and network
-namespaces (no network; when the namespace's first process dies the kernel kills the rest).
-Untrusted code (tests) additionally runs as an unprivileged user so a process cap applies.
-What isolation a run really had is reported with its result.
+process tree, CPU/memory/file-size rlimits, and the strongest isolation this machine offers:
+- `bwrap` (bubblewrap): the root file system read-only, the caller's home folder hidden (the
+  tools the run needs bound back read-only), a private /tmp, only the scratch folder writable;
+  fresh PID, network, IPC and UTS namespaces; the whole run as an unprivileged user (so build
+  scripts and proc macros, which are untrusted code too, get the process cap); dies with us.
+- `unshare`: fresh PID and network namespaces; only candidate tests run unprivileged.
+- `none`: rlimits and the environment allowlist only.
+`SYNTH_SANDBOX` (auto|bwrap|unshare|none) picks one; what a run really had is reported with
+its result (`isolation` names it).
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -25,7 +31,10 @@ from pathlib import Path
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "SOURCE_DATE_EPOCH")
 SECRET_PATTERNS = ("*_KEY", "*_KEY_*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIAL*", "OPENAI_*", "ANTHROPIC_*")
 NOBODY = 65534
+ISOLATIONS = ("bwrap", "unshare", "none")
+REAPER = Path(__file__).with_name("reaper.py")
 OUTPUT_CAP_BYTES = 8 * 1024 * 1024
+WORKDIR_PREFIX = "synth-sbx-"
 
 
 def is_secret_name(name: str) -> bool:
@@ -49,6 +58,7 @@ class Limits:
     max_processes: int = 256  # RLIMIT_NPROC; only binding for an unprivileged user
     isolate_network: bool = True
     untrusted: bool = False  # run as an unprivileged user (candidate code, not the compiler)
+    kill_orphans: bool = False  # a process whose parent ended is killed at once (see reaper.py)
 
 
 @dataclass
@@ -75,13 +85,73 @@ def namespaces_available() -> bool:
     return probe.returncode == 0
 
 
-def _rlimit_args(limits: Limits) -> list[str]:
+@functools.cache
+def bwrap_available() -> bool:
+    """Whether bubblewrap runs here with the namespaces we ask of it (it may exist and still be
+    refused them, e.g. inside a container without user namespaces)."""
+    if not shutil.which("bwrap"):
+        return False
+    try:
+        probe = subprocess.run(["bwrap", *_BWRAP_FIXED, "--unshare-net", "true"],
+                               capture_output=True, timeout=10, env=safe_environ())
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def resolve_isolation(wanted: str | None = None) -> str:
+    """`wanted` (default: $SYNTH_SANDBOX, else auto) made real: auto is the strongest available;
+    asking for one this machine cannot give is an error, not a silent downgrade."""
+    wanted = (wanted or os.environ.get("SYNTH_SANDBOX") or "auto").lower()
+    if wanted not in ("auto", *ISOLATIONS):
+        raise ValueError(f"sandbox isolation {wanted!r}: choose auto, {', '.join(ISOLATIONS)} (SYNTH_SANDBOX)")
+    available = {"bwrap": bwrap_available(), "unshare": namespaces_available(), "none": True}
+    if wanted == "auto":
+        return next(name for name in ISOLATIONS if available[name])
+    if not available[wanted]:
+        raise ValueError(f"sandbox isolation {wanted!r} is not available on this machine"
+                         + (" (install Debian's bubblewrap)" if wanted == "bwrap" else ""))
+    return wanted
+
+
+# Namespaces and mounts every bwrap run gets; /proc/sys read-only (bwrap leaves it writable to root).
+# --as-pid-1: the command is the namespace's init, so its end tears the namespace down, and no
+# bwrap init is left a zombie for an init that may never reap it.
+_BWRAP_FIXED = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--tmpfs", "/tmp",
+                "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--die-with-parent")
+
+
+def _bwrap_args(limits: Limits, scratch: Path, cwd: Path, tools: list[str], as_nobody: bool) -> list[str]:
+    args = ["bwrap", *_BWRAP_FIXED]
+    if limits.isolate_network:
+        args.append("--unshare-net")
+    home = os.path.realpath(os.environ.get("HOME") or "/")
+    if home != "/" and os.path.isdir(home):
+        args += ["--tmpfs", home]  # dot-files with credentials stay out of reach
+        for top in sorted({_top_under(home, t) for t in tools} - {None}):
+            args += ["--ro-bind", top, top]
+    args += ["--bind", str(scratch), str(scratch), "--chdir", str(cwd)]
+    if as_nobody:  # setpriv drops every capability with root; bwrap keeps no_new_privs set
+        return args + ["--", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
+    return args + ["--cap-drop", "ALL", "--"]
+
+
+def _top_under(home: str, tool: str) -> str | None:
+    """The entry of `home` holding `tool` (e.g. ~/.rustup for a rustup toolchain's rustc)."""
+    real = os.path.realpath(tool)
+    if not os.path.isabs(tool) or not real.startswith(home + os.sep):
+        return None
+    return os.path.join(home, os.path.relpath(real, home).split(os.sep)[0])
+
+
+def _rlimit_args(limits: Limits, as_nobody: bool) -> list[str]:
     """`prlimit` arguments (a wrapper, not preexec_fn, which can deadlock beside threads)."""
     cpu = int(limits.timeout_s) + 2
     args = [f"--cpu={cpu}:{cpu + 1}", f"--fsize={limits.file_bytes}", "--core=0"]
     if limits.memory_bytes:
         args.append(f"--as={limits.memory_bytes}")
-    if limits.untrusted:
+    if limits.untrusted or as_nobody:
         args.append(f"--nproc={limits.max_processes}")
     return args
 
@@ -95,14 +165,16 @@ def _read_capped(path: Path) -> str:
 class Sandbox:
     """Runs commands in private working directories; safe to call from several threads."""
 
-    def __init__(self, limits: Limits | None = None, extra_env: dict[str, str] | None = None):
+    def __init__(self, limits: Limits | None = None, extra_env: dict[str, str] | None = None,
+                 isolation: str | None = None):
         self.limits = limits or Limits()
         self.extra_env = dict(extra_env or {})
+        self.isolation = resolve_isolation(isolation)
 
     @contextlib.contextmanager
     def workdir(self):
         """A private temporary directory, deleted (whatever ran in it) when the block ends."""
-        path = Path(tempfile.mkdtemp(prefix="synth-sbx-"))
+        path = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
         try:
             yield path
         finally:
@@ -111,24 +183,40 @@ class Sandbox:
     def run(self, argv: list[str], cwd: Path, *, stdin: str | None = None, limits: Limits | None = None,
             env: dict[str, str] | None = None) -> SandboxResult:
         limits = limits or self.limits
-        use_ns = namespaces_available()
-        unprivileged = limits.untrusted and os.geteuid() == 0 and use_ns
-        wrapped = list(argv)
-        if use_ns:
+        environ = safe_environ({"HOME": str(cwd), "TMPDIR": str(cwd), **self.extra_env, **(env or {})})
+        kind = self.isolation
+        root = os.geteuid() == 0
+        # Under bwrap the compiler runs unprivileged too: build scripts and proc macros are untrusted.
+        as_nobody = root and (kind == "bwrap" and shutil.which("setpriv") is not None
+                              or kind == "unshare" and limits.untrusted)
+        inner = list(argv)
+        if limits.kill_orphans:
+            inner = [sys.executable, "-I", "-S", str(REAPER), "--", *inner]
+        scratch = _scratch_of(cwd)
+        if as_nobody:
+            _give_to(scratch if kind == "bwrap" else cwd, NOBODY)
+        if kind == "bwrap":
+            tools = [inner[0], argv[0], *(environ.get(k, "") for k in ("RUSTC", "RUSTDOC"))]
+            wrapped = _bwrap_args(limits, scratch, cwd, tools, as_nobody) + inner
+        elif kind == "unshare":
             ns = ["unshare", "--fork", "--pid", "--kill-child=SIGKILL"]
             if limits.isolate_network:
                 ns.append("--net")
-            if unprivileged:
+            if limits.kill_orphans:
+                ns.append("--mount-proc")  # the reaper reads its children in /proc by this namespace's ids
+            if as_nobody:
                 ns += ["--setuid", str(NOBODY), "--setgid", str(NOBODY)]
-                _give_to(cwd, NOBODY)
-            wrapped = ns + ["--"] + wrapped
+            wrapped = ns + ["--"] + inner
+        else:
+            wrapped = inner
         if shutil.which("prlimit"):
-            wrapped = ["prlimit", *_rlimit_args(limits), "--"] + wrapped
-        environ = safe_environ({"HOME": str(cwd), "TMPDIR": str(cwd), **self.extra_env, **(env or {})})
+            wrapped = ["prlimit", *_rlimit_args(limits, as_nobody), "--"] + wrapped
         isolation = {
-            "pid_namespace": use_ns,
-            "network_isolated": use_ns and limits.isolate_network,
-            "unprivileged_user": unprivileged or (limits.untrusted and os.geteuid() != 0),
+            "isolation": kind,
+            "read_only_root": kind == "bwrap",
+            "pid_namespace": kind != "none",
+            "network_isolated": kind != "none" and limits.isolate_network,
+            "unprivileged_user": as_nobody or (limits.untrusted and not root),
             "rlimits": shutil.which("prlimit") is not None,
             "memory_bytes": limits.memory_bytes,
             "timeout_s": limits.timeout_s,
@@ -176,6 +264,16 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
         proc.wait()
     finally:
         os.close(fd)
+
+
+def _scratch_of(cwd: Path) -> Path:
+    """The sandbox workdir holding `cwd` (a crate check writes its target dir beside the crate),
+    else `cwd` itself: the only folder a bwrap run may write."""
+    cwd = Path(cwd).resolve()
+    for folder in (cwd, *cwd.parents):
+        if folder.name.startswith(WORKDIR_PREFIX) and folder.parent == Path(tempfile.gettempdir()).resolve():
+            return folder
+    return cwd
 
 
 def _give_to(path: Path, uid: int) -> None:

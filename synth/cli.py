@@ -93,6 +93,7 @@ def cmd_check(args) -> int:
                                  "line": d.line, "column": d.column, **({"path": d.path} if d.path else {})}
                                 for d in verdict.diagnostics],
                 "oracle": verdict.oracle, "toolchain": verdict.toolchain, "timed_out": verdict.timed_out,
+                "isolation": verdict.sandbox.get("isolation"),
             }))
         else:
             _print_verdict(path, verdict)
@@ -106,7 +107,9 @@ def _print_verdict(path: str, verdict) -> None:
     mark = "[green]passed[/]" if verdict.passed else ("[red]timed out[/]" if verdict.timed_out else "[red]failed[/]")
     errors = sum(d.severity == "error" for d in verdict.diagnostics)
     warnings = len(verdict.diagnostics) - errors
-    console.print(f"{escape(path)}: {mark} ({errors} errors, {warnings} warnings; {escape(verdict.toolchain)})")
+    sandbox = verdict.sandbox.get("isolation") or "unknown"
+    console.print(f"{escape(path)}: {mark} ({errors} errors, {warnings} warnings; {escape(verdict.toolchain)}; "
+                  f"sandbox: {sandbox})")
     for d in verdict.diagnostics:
         console.print("  " + escape(d.render()).replace("\n", "\n  "))
 
