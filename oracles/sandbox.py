@@ -89,7 +89,7 @@ def namespaces_available() -> bool:
 def bwrap_available() -> bool:
     """Whether bubblewrap runs here with the namespaces we ask of it (it may exist and still be
     refused them, e.g. inside a container without user namespaces)."""
-    if not shutil.which("bwrap"):
+    if not shutil.which("bwrap") or not shutil.which("setpriv"):  # setpriv: util-linux, like unshare
         return False
     try:
         probe = subprocess.run(["bwrap", *_BWRAP_FIXED, "--unshare-net", "true"],
@@ -126,19 +126,45 @@ def _bwrap_args(limits: Limits, scratch: Path, cwd: Path, tools: list[str], as_n
     args = ["bwrap", *_BWRAP_FIXED]
     if limits.isolate_network:
         args.append("--unshare-net")
-    home = os.path.realpath(os.environ.get("HOME") or "/")
-    if home != "/" and os.path.isdir(home):
-        args += ["--tmpfs", home]  # dot-files with credentials stay out of reach
-        for top in sorted({_top_under(home, t) for t in tools} - {None}):
-            args += ["--ro-bind", top, top]
+    for folder in _hidden_folders():
+        args += ["--tmpfs", folder]  # others' scratch folders; dot-files with credentials
+    for top in sorted({_top_under(h, t) for h in _hidden_folders() for t in tools} - {None}):
+        args += ["--ro-bind", top, top]  # a tool the run needs, where the folders above are hidden
     args += ["--bind", str(scratch), str(scratch), "--chdir", str(cwd)]
     if as_nobody:  # setpriv drops every capability with root; bwrap keeps no_new_privs set
         return args + ["--", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
     return args + ["--cap-drop", "ALL", "--"]
 
 
+def _hidden_folders() -> list[str]:
+    """Folders a bwrap run sees empty: /tmp, the temp folder, the caller's home."""
+    home = os.path.realpath(os.environ.get("HOME") or "/")
+    found = ["/tmp", os.path.realpath(tempfile.gettempdir()), home if os.path.isdir(home) else "/"]
+    return [f for i, f in enumerate(found) if f != "/" and f not in found[:i]]
+
+
+def _nobody_can_run(tool: str) -> bool:
+    """Whether the unprivileged user can reach and run `tool` in a bwrap view (where the hidden
+    folders are world-traversable tmpfs); if not, the run stays root, without capabilities."""
+    real = Path(os.path.realpath(tool))
+    hidden = {Path(f) for f in _hidden_folders()}
+    try:
+        for folder in real.parents:
+            if folder != Path("/") and folder not in hidden and not _allows(folder.stat(), 0o001):
+                return False
+        return _allows(real.stat(), 0o005)
+    except OSError:
+        return False
+
+
+def _allows(st: os.stat_result, other_bits: int) -> bool:
+    return st.st_uid == NOBODY or st.st_mode & other_bits == other_bits
+
+
 def _top_under(home: str, tool: str) -> str | None:
     """The entry of `home` holding `tool` (e.g. ~/.rustup for a rustup toolchain's rustc)."""
+    if not tool:
+        return None
     real = os.path.realpath(tool)
     if not os.path.isabs(tool) or not real.startswith(home + os.sep):
         return None
@@ -187,17 +213,17 @@ class Sandbox:
         kind = self.isolation
         root = os.geteuid() == 0
         # Under bwrap the compiler runs unprivileged too: build scripts and proc macros are untrusted.
-        as_nobody = root and (kind == "bwrap" and shutil.which("setpriv") is not None
-                              or kind == "unshare" and limits.untrusted)
         inner = list(argv)
         if limits.kill_orphans:
             inner = [sys.executable, "-I", "-S", str(REAPER), "--", *inner]
         scratch = _scratch_of(cwd)
+        tools = [_locate(t, cwd, environ) for t in {inner[0], argv[0]}]
+        as_nobody = root and kind != "none" and (limits.untrusted or kind == "bwrap" and all(map(_nobody_can_run, tools)))
         if as_nobody:
             _give_to(scratch if kind == "bwrap" else cwd, NOBODY)
         if kind == "bwrap":
-            tools = [inner[0], argv[0], *(environ.get(k, "") for k in ("RUSTC", "RUSTDOC"))]
-            wrapped = _bwrap_args(limits, scratch, cwd, tools, as_nobody) + inner
+            wrapped = _bwrap_args(limits, scratch, cwd, tools + [environ.get("RUSTC", ""), environ.get("RUSTDOC", "")],
+                                  as_nobody) + inner
         elif kind == "unshare":
             ns = ["unshare", "--fork", "--pid", "--kill-child=SIGKILL"]
             if limits.isolate_network:
@@ -264,6 +290,13 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
         proc.wait()
     finally:
         os.close(fd)
+
+
+def _locate(program: str, cwd: Path, environ: dict[str, str]) -> str:
+    """The absolute path `program` runs from (a bare name is looked up on the run's PATH)."""
+    if os.sep not in program:
+        return shutil.which(program, path=environ.get("PATH")) or program
+    return os.path.join(cwd, program)
 
 
 def _scratch_of(cwd: Path) -> Path:
