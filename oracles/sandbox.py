@@ -102,14 +102,15 @@ def bwrap_available() -> bool:
 def resolve_isolation(wanted: str | None = None) -> str:
     """`wanted` (default: $SYNTH_SANDBOX, else auto) made real: auto is the strongest available;
     asking for one this machine cannot give is an error, not a silent downgrade."""
+    from .toolchain import ToolchainMissing  # (toolchain.py imports this module)
     wanted = (wanted or os.environ.get("SYNTH_SANDBOX") or "auto").lower()
     if wanted not in ("auto", *ISOLATIONS):
-        raise ValueError(f"sandbox isolation {wanted!r}: choose auto, {', '.join(ISOLATIONS)} (SYNTH_SANDBOX)")
+        raise ToolchainMissing(f"sandbox isolation {wanted!r}: choose auto, {', '.join(ISOLATIONS)} (SYNTH_SANDBOX)")
     available = {"bwrap": bwrap_available(), "unshare": namespaces_available(), "none": True}
     if wanted == "auto":
         return next(name for name in ISOLATIONS if available[name])
     if not available[wanted]:
-        raise ValueError(f"sandbox isolation {wanted!r} is not available on this machine"
+        raise ToolchainMissing(f"sandbox isolation {wanted!r} is not available on this machine"
                          + (" (install Debian's bubblewrap)" if wanted == "bwrap" else ""))
     return wanted
 

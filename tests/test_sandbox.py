@@ -170,3 +170,25 @@ def test_build_script_probe_sees_escapes_without_isolation(tmp_path, monkeypatch
     assert found["secret"].startswith("blocked(") and found["memory"].startswith("blocked(")
     assert not processes_matching(LINGER_MARKER) and verdict.passed and elapsed < 5
     assert verdict.sandbox["isolation"] == "none"
+
+
+def test_a_left_behind_child_holding_the_output_pipe_dies_with_its_parent():
+    """The shape cargo has: it reads a build script's pipe to the end. Without the reaper the
+    `sleep` holds the pipe and the run waits out its timeout."""
+    marker = "28.6153"
+    script = f"sh -c 'sleep {marker} & echo child-started' | cat"
+    for isolation in ("none", *(["unshare"] if namespaces_available() else []), *(["bwrap"] if bwrap_available() else [])):
+        sandbox = Sandbox(isolation=isolation)
+        with sandbox.workdir() as wd:
+            result = sandbox.run(["sh", "-c", script], wd, limits=Limits(timeout_s=10, kill_orphans=True))
+        assert result.returncode == 0 and result.stdout.strip() == "child-started", (isolation, result)
+        assert result.elapsed_s < 3 and not processes_matching(marker), isolation
+
+
+def test_an_isolation_this_machine_lacks_is_an_error_not_a_downgrade(monkeypatch):
+    from oracles.toolchain import ToolchainMissing
+    monkeypatch.setenv("SYNTH_SANDBOX", "chroot")
+    with pytest.raises(ToolchainMissing, match="'chroot': choose auto, bwrap, unshare, none"):
+        Sandbox()
+    monkeypatch.setenv("SYNTH_SANDBOX", "none")
+    assert Sandbox().isolation == "none" and Sandbox(isolation="auto").isolation in ("bwrap", "unshare", "none")
