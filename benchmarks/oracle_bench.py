@@ -124,7 +124,7 @@ def _isolation_overhead(candidates: list[Candidate], expect_pass: list[bool], re
         for name in sorted(sandboxes, reverse=k % 2 == 1):
             seconds, verdicts[name], _ = _batched(candidates, expect_pass, config, sandboxes[name])
             times[name].append(seconds)
-    for cand in candidates[:solo_n]:
+    for cand in candidates[:min(solo_n, max(1, len(candidates) // 8))]:
         for name, sandbox in sandboxes.items():
             oracle = RustOracle(config, sandbox=sandbox)
             start = time.perf_counter()
