@@ -124,6 +124,8 @@ LINGER_MARKER = "29.4171"  # the build script's left-behind `sleep`, unique enou
 def _probe_check(tmp_path, monkeypatch, isolation: str) -> tuple[Verdict, float, dict[str, str], list[bool]]:
     """Check the probe crate (its build.rs tries six escapes) and return what it found, per attempt."""
     monkeypatch.setenv("SYNTH_PROBE_API_KEY", "sk-probe-secret-1")
+    dot_file = Path.home() / f".synth-probe-credentials-{os.getpid()}"  # like ~/.netrc; removed below
+    dot_file.write_text("token")
     crate = tmp_path / "probe"
     shutil.copytree(PROBE_CRATE, crate)
     outside = [tmp_path / "outside.txt", Path("/var/tmp") / f"synth-probe-{tmp_path.name}-{os.getpid()}.txt"]
@@ -131,7 +133,7 @@ def _probe_check(tmp_path, monkeypatch, isolation: str) -> tuple[Verdict, float,
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
     (crate / "probe.conf").write_text(
-        f"write={outside[0]}\nwrite_root={outside[1]}\nsecret=SYNTH_PROBE_API_KEY\nport={listener.getsockname()[1]}\n"
+        f"write={outside[0]}\nwrite_root={outside[1]}\nread_home={dot_file}\nsecret=SYNTH_PROBE_API_KEY\nport={listener.getsockname()[1]}\n"
         f"linger={LINGER_MARKER}\nprocs={Limits().max_processes + 4}\nmemory_gib={2 * Limits().memory_bytes >> 30}\n")
     try:
         oracle = CrateOracle(sandbox=Sandbox(isolation=isolation))
@@ -142,6 +144,7 @@ def _probe_check(tmp_path, monkeypatch, isolation: str) -> tuple[Verdict, float,
         listener.close()
         escaped = outside[1].exists()
         outside[1].unlink(missing_ok=True)
+        dot_file.unlink()
     notes = [d.message for d in verdict.diagnostics if "PROBE " in d.message]
     assert notes, f"the probe's report is missing: {[d.render() for d in verdict.diagnostics]}"
     found = dict(part.strip().split("=", 1) for part in notes[0].split("PROBE ", 1)[1].split(" | "))
@@ -152,8 +155,8 @@ def _probe_check(tmp_path, monkeypatch, isolation: str) -> tuple[Verdict, float,
 def test_build_script_escapes_all_fail_under_bubblewrap(tmp_path, monkeypatch):
     isolation = os.environ.get("SYNTH_TEST_PROBE_ISOLATION", "bwrap")  # =none shows this test going red
     verdict, elapsed, found, written = _probe_check(tmp_path, monkeypatch, isolation)
-    assert set(found) == {"write", "write_root", "secret", "net", "linger", "procs", "memory"}, found
-    for attempt in ("write", "write_root", "secret", "net", "procs", "memory"):
+    assert set(found) == {"write", "write_root", "read_home", "secret", "net", "linger", "procs", "memory"}, found
+    for attempt in ("write", "write_root", "read_home", "secret", "net", "procs", "memory"):
         assert found[attempt].startswith("blocked("), f"{attempt}: {found[attempt]}"
     assert found["linger"] == "started" and not processes_matching(LINGER_MARKER), "a build script's child outlived the check"
     assert written == [False, False]
@@ -165,7 +168,7 @@ def test_build_script_probe_sees_escapes_without_isolation(tmp_path, monkeypatch
     """The probe can tell: with isolation off, its write and its connection go through (the
     environment allowlist and the rlimits still hold), and the lingering child still dies."""
     verdict, elapsed, found, written = _probe_check(tmp_path, monkeypatch, "none")
-    assert found["write"] == found["write_root"] == "DONE" and written == [True, True]
+    assert found["write"] == found["write_root"] == found["read_home"] == "DONE" and written == [True, True]
     assert found["net"] == "DONE"
     assert found["secret"].startswith("blocked(") and found["memory"].startswith("blocked(")
     assert not processes_matching(LINGER_MARKER) and verdict.passed and elapsed < 5
