@@ -119,7 +119,7 @@ def resolve_isolation(wanted: str | None = None) -> str:
 # --as-pid-1: the command is the namespace's init, so its end tears the namespace down, and no
 # bwrap init is left a zombie for an init that may never reap it.
 _BWRAP_FIXED = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
-                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--tmpfs", "/tmp",
+                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
                 "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--die-with-parent")
 
 
@@ -213,12 +213,12 @@ class Sandbox:
         environ = safe_environ({"HOME": str(cwd), "TMPDIR": str(cwd), **self.extra_env, **(env or {})})
         kind = self.isolation
         root = os.geteuid() == 0
-        # Under bwrap the compiler runs unprivileged too: build scripts and proc macros are untrusted.
         inner = list(argv)
         if limits.kill_orphans:
             inner = [sys.executable, "-I", "-S", str(REAPER), "--", *inner]
         scratch = _scratch_of(cwd)
-        tools = [_locate(t, cwd, environ) for t in {inner[0], argv[0]}]
+        tools = [_locate(t, cwd, environ) for t in dict.fromkeys([inner[0], argv[0]])]
+        # Under bwrap the compiler runs unprivileged too: build scripts and proc macros are untrusted.
         as_nobody = root and kind != "none" and (limits.untrusted or kind == "bwrap" and all(map(_nobody_can_run, tools)))
         if as_nobody:
             _give_to(scratch if kind == "bwrap" else cwd, NOBODY)
