@@ -123,7 +123,8 @@ _BWRAP_FIXED = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro
                 "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--die-with-parent")
 
 
-def _bwrap_args(limits: Limits, scratch: Path, cwd: Path, tools: list[str], as_nobody: bool) -> list[str]:
+def _bwrap_args(limits: Limits, scratch: Path, cwd: Path, tools: list[str], as_nobody: bool,
+                writable: list[Path]) -> list[str]:
     args = ["bwrap", *_BWRAP_FIXED]
     if limits.isolate_network:
         args.append("--unshare-net")
@@ -131,7 +132,9 @@ def _bwrap_args(limits: Limits, scratch: Path, cwd: Path, tools: list[str], as_n
         args += ["--tmpfs", folder]  # others' scratch folders; dot-files with credentials
     for top in sorted({_top_under(h, t) for h in _hidden_folders() for t in tools} - {None}):
         args += ["--ro-bind", top, top]  # a tool the run needs, where the folders above are hidden
-    args += ["--bind", str(scratch), str(scratch), "--chdir", str(cwd)]
+    for folder in [scratch, *writable]:
+        args += ["--bind", str(folder), str(folder)]
+    args += ["--chdir", str(cwd)]
     if as_nobody:  # setpriv drops every capability with root; bwrap keeps no_new_privs set
         return args + ["--", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
     return args + ["--cap-drop", "ALL", "--"]
@@ -208,7 +211,9 @@ class Sandbox:
             shutil.rmtree(path, ignore_errors=True)
 
     def run(self, argv: list[str], cwd: Path, *, stdin: str | None = None, limits: Limits | None = None,
-            env: dict[str, str] | None = None) -> SandboxResult:
+            env: dict[str, str] | None = None, writable: list[Path] = ()) -> SandboxResult:
+        """`writable`: folders besides the scratch folder the run may write (e.g. a shared cargo
+        cache; under bwrap the unprivileged user must be allowed to write them)."""
         limits = limits or self.limits
         environ = safe_environ({"HOME": str(cwd), "TMPDIR": str(cwd), **self.extra_env, **(env or {})})
         kind = self.isolation
@@ -224,7 +229,7 @@ class Sandbox:
             _give_to(scratch if kind == "bwrap" else cwd, NOBODY)
         if kind == "bwrap":
             wrapped = _bwrap_args(limits, scratch, cwd, tools + [environ.get("RUSTC", ""), environ.get("RUSTDOC", "")],
-                                  as_nobody) + inner
+                                  as_nobody, [Path(w).resolve() for w in writable]) + inner
         elif kind == "unshare":
             ns = ["unshare", "--fork", "--pid", "--kill-child=SIGKILL"]
             if limits.isolate_network:

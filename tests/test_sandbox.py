@@ -195,3 +195,21 @@ def test_an_isolation_this_machine_lacks_is_an_error_not_a_downgrade(monkeypatch
         Sandbox()
     monkeypatch.setenv("SYNTH_SANDBOX", "none")
     assert Sandbox().isolation == "none" and Sandbox(isolation="auto").isolation in ("bwrap", "unshare", "none")
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not installed (make setup)")
+def test_only_the_scratch_folder_and_named_caches_are_writable(tmp_path):
+    cache = Path("/var/tmp") / f"synth-cache-{tmp_path.name}-{os.getpid()}"  # on the root file system
+    cache.mkdir(mode=0o777)
+    cache.chmod(0o777)
+    sandbox = Sandbox(isolation="bwrap")
+    try:
+        with sandbox.workdir() as wd:
+            write = ["sh", "-c", f"touch here && touch {cache}/entry"]
+            refused = sandbox.run(write, wd, limits=Limits(timeout_s=5))
+            assert refused.returncode != 0 and "Read-only file system" in refused.stderr and (wd / "here").exists()
+            allowed = sandbox.run(write, wd, limits=Limits(timeout_s=5), writable=[cache])
+            assert allowed.returncode == 0, allowed.stderr
+        assert (cache / "entry").exists()
+    finally:
+        shutil.rmtree(cache)
