@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.rust_corpus import write_corpus
+from benchmarks.fixtures.rust_corpus import write_corpus
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.jsonl import write_jsonl
@@ -46,3 +46,8 @@ def run_extract_bench(mb: float = 20.0, repeats: int = 3, jobs: int | None = Non
             "runs_s": [round(t, 3) for t in extract_times],
             "jobs": jobs,
         }
+
+
+def bench(args) -> dict:
+    """`synth bench extract`."""
+    return run_extract_bench(mb=args.mb, repeats=min(args.repeats, 3), jobs=args.jobs)

@@ -23,7 +23,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from benchmarks.rust_candidates import pipeline_candidates, rust_candidates
+from benchmarks.fixtures.pipeline_candidates import pipeline_candidates
+from synth.oracle_samples import rust_candidates
 from oracles.rust import RustConfig, RustOracle
 from oracles.sandbox import Sandbox, bwrap_available, namespaces_available
 from oracles.verdict import Candidate
@@ -172,3 +173,10 @@ def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 
         result["pipeline"]["sources"] = [str(p) for p in sources]
         result["identical"] = result["identical"] and measured["identical"]
     return result
+
+
+def bench(args) -> dict:
+    """`synth bench oracle`."""
+    from pathlib import Path
+    return run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats, jobs=args.jobs or 1,
+                            crates=[Path(c) for c in args.crates] if args.crates else None)

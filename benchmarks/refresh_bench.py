@@ -98,9 +98,10 @@ def _work(summary) -> dict:
 
 
 def run_refresh_bench(n: int = 300, changed_share: float = 0.01, seed: int = 0) -> dict:
-    from benchmarks.llm_server import FakeLLMServer
-    from benchmarks.scripted_llm import stage_responder
+    from benchmarks.fixtures.llm_server import FakeLLMServer
+    from benchmarks.fixtures.scripted_llm import stage_responder
     from synth.config import load_config
+    from synth.lanes import LANES
     from synth.extract import extract_paths
     from synth.pipeline.run import run_pipeline
 
@@ -111,7 +112,7 @@ def run_refresh_bench(n: int = 300, changed_share: float = 0.01, seed: int = 0) 
         decls = extract_paths([root / "corpus"]).declarations
         with FakeLLMServer(responder=stage_responder(decls)) as server:
             (root / "synth.toml").write_text(CONFIG.format(base_url=server.base_url + "/v1"))
-            config = load_config(root / "synth.toml")
+            config = load_config(root / "synth.toml", LANES)
             cold = _work(run_pipeline(config))
             unchanged = _work(run_pipeline(config))
             count = max(1, round(n * changed_share))
@@ -126,3 +127,8 @@ def run_refresh_bench(n: int = 300, changed_share: float = 0.01, seed: int = 0) 
             "unchanged_zero": unchanged["llm_calls"] == 0 and unchanged["compiler_runs"] == 0
             and unchanged["compiler_candidates"] == 0 and not any(unchanged["diff"].values()),
             "identical": True}
+
+
+def bench(args) -> dict:
+    """`synth bench refresh`."""
+    return run_refresh_bench(n=args.n if args.n != 500 else 300, seed=args.seed)

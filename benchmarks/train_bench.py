@@ -68,7 +68,7 @@ def run_train_bench(steps: int = 12, repeats: int = 3, batch_size: int = 8, seed
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from benchmarks.tiny_model import build_tiny_model
+    from benchmarks.fixtures.tiny_model import build_tiny_model
     from synth.prompts import system_prompt
     from training.curriculum import CurriculumSampler
     from training.encode import encode
@@ -108,3 +108,8 @@ def run_train_bench(steps: int = 12, repeats: int = 3, batch_size: int = 8, seed
     result["losses"] = [round(padded_loss, 6), round(free_loss, 6)]
     result["identical"] = result["same_loss"]
     return result
+
+
+def bench(args) -> dict:
+    """`synth bench train`."""
+    return run_train_bench(steps=args.steps, repeats=args.repeats, seed=args.seed)

@@ -44,6 +44,20 @@ class VerdictCache:
             return
         self._cache.set(key, verdict.model_dump_json())
 
+    def lookup(self, oracle, cand: Candidate, kind: str = "check") -> Verdict | None:
+        """`oracle`'s stored verdict of `kind` (check, test, run) for `cand`, as `cand`'s own;
+        counted in the oracle's stats where it keeps them."""
+        hit = self.get(verdict_key(cand, f"{oracle.id}:{kind}", oracle.toolchain, oracle.flags))
+        if hit is None:
+            return None
+        if getattr(oracle, "stats", None) is not None:
+            oracle.stats.cache_hits += 1
+        return hit.model_copy(update={"candidate_id": cand.id, "mode": "cache"})
+
+    def store(self, oracle, cand: Candidate, verdict: Verdict, kind: str = "check") -> None:
+        if verdict.mode != "cache":
+            self.put(verdict_key(cand, f"{oracle.id}:{kind}", oracle.toolchain, oracle.flags), verdict)
+
     def memo(self, key: str, compute):
         """A small value (e.g. a toolchain probe) computed once per key."""
         value = self._cache.get(("memo", key))
@@ -54,3 +68,14 @@ class VerdictCache:
 
     def close(self) -> None:
         self._cache.close()
+
+
+def cached_verdict(cache: VerdictCache | None, oracle, cand: Candidate, kind: str, compute) -> Verdict:
+    """The stored verdict, else `compute(cand)`, stored (the one way every oracle uses the cache)."""
+    hit = cache.lookup(oracle, cand, kind) if cache is not None else None
+    if hit is not None:
+        return hit
+    verdict = compute(cand)
+    if cache is not None:
+        cache.store(oracle, cand, verdict, kind)
+    return verdict

@@ -7,54 +7,19 @@ path and line (the candidate may break its callers), and still fail the verdict.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cache import VerdictCache, verdict_key
-from .rust import parse_test_output
+from .cache import VerdictCache, cached_verdict
+from .libtest import parse_test_output
 from .rustc_diagnostics import Region, is_summary, locate, spanless
 from .sandbox import Limits, Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
+from .splice import Splice, crate_files, crate_hash  # noqa: F401 - Splice is this oracle's candidate
 from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
-
-SKIP_DIRS = {"target", ".git"}
-
-
-@dataclass(frozen=True)
-class Splice:
-    """Replace bytes [start_byte, end_byte) of `path` (relative to the crate root) with `text`."""
-
-    crate_dir: str
-    path: str
-    start_byte: int
-    end_byte: int
-    text: str
-
-    def fingerprint(self) -> str:
-        return f"crate:{crate_hash(Path(self.crate_dir))}:{self.path}:{self.start_byte}:{self.end_byte}"
-
-    def candidate(self) -> Candidate:
-        return Candidate.of(self.text, self.fingerprint())
-
-
-def crate_files(root: Path):
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
-
-
-def crate_hash(root: Path) -> str:
-    digest = hashlib.sha256()
-    for path in crate_files(root):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
 
 @dataclass
 class CrateConfig:
@@ -83,17 +48,12 @@ class CrateOracle:
     def test(self, splices: list[Splice]) -> list[Verdict]:
         return [self._cached_or(s, "test") for s in splices]
 
+    @property
+    def flags(self) -> dict:  # build scripts may act differently outside bubblewrap: its own key
+        return {"offline": True, "isolation": self.sandbox.isolation}
+
     def _cached_or(self, splice: Splice, kind: str) -> Verdict:
-        cand = splice.candidate()
-        key = verdict_key(cand, f"{self.id}:{kind}", self.toolchain, {"offline": True, "isolation": self.sandbox.isolation})
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return hit.model_copy(update={"mode": "cache"})
-        verdict = self._run(splice, cand, kind)
-        if self.cache is not None:
-            self.cache.put(key, verdict)
-        return verdict
+        return cached_verdict(self.cache, self, splice.candidate(), kind, lambda cand: self._run(splice, cand, kind))
 
     def _run(self, splice: Splice, cand: Candidate, kind: str) -> Verdict:
         start = time.monotonic()

@@ -14,17 +14,18 @@ Each batchable candidate goes into its own `pub mod` of one file, checked with
 """
 from __future__ import annotations
 
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .cache import CACHE_LOGIC_VERSION, VerdictCache, verdict_key
+from .cache import CACHE_LOGIC_VERSION, VerdictCache
+from .libtest import parse_test_output
+from .rust_batch import conflict_free_groups, in_file_order, may_miss_cfg_note, maybe_untrimmed, spread
 from .rust_screen import Screen, screen
 from .rustc_diagnostics import BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, locate, parse_json_lines
 from .sandbox import Limits, Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
-from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
+from .verdict import Candidate, Diagnostic, Verdict
 
 SENTINEL = (
     "mod __synth_sentinel {\n"
@@ -131,11 +132,11 @@ class RustOracle:
         batchable = [i for i in todo if not screens[i].solo_reason]
         size = self.config.batch_size
         if expect_pass is None:
-            groups = _conflict_free_groups(batchable, screens, size)
+            groups = conflict_free_groups(batchable, screens, size)
         else:
-            groups = [g for want in (True, False) for g in _conflict_free_groups(
+            groups = [g for want in (True, False) for g in conflict_free_groups(
                 [i for i in batchable if bool(expect_pass[i]) is want], screens, size)]
-        groups = _spread(groups, self.config.jobs, lambda i: candidates[i].text.count("\n") + 1)
+        groups = spread(groups, self.config.jobs, lambda i: candidates[i].text.count("\n") + 1)
         jobs = [lambda g=g: self._check_group([(i, candidates[i], screens[i]) for i in g]) for g in groups]
         jobs += [lambda i=i: {i: self._solo(candidates[i], screens[i])} for i in solo]
         with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
@@ -155,21 +156,12 @@ class RustOracle:
 
     # -- cache --------------------------------------------------------------------------------
 
-    def _key(self, cand: Candidate, kind: str = "check") -> str:
-        return verdict_key(cand, f"{self.id}:{kind}", self.toolchain, self.flags)
-
     def _cached(self, cand: Candidate, kind: str = "check") -> Verdict | None:
-        if self.cache is None:
-            return None
-        hit = self.cache.get(self._key(cand, kind))
-        if hit is not None:
-            self.stats.cache_hits += 1
-            hit = hit.model_copy(update={"candidate_id": cand.id, "mode": "cache"})
-        return hit
+        return self.cache.lookup(self, cand, kind) if self.cache is not None else None
 
     def _store(self, cand: Candidate, verdict: Verdict, kind: str = "check") -> None:
-        if self.cache is not None and verdict.mode != "cache":
-            self.cache.put(self._key(cand, kind), verdict)
+        if self.cache is not None:
+            self.cache.store(self, cand, verdict, kind)
 
     # -- compiling ----------------------------------------------------------------------------
 
@@ -279,7 +271,7 @@ class RustOracle:
             for name in scr.defined:
                 definers.setdefault(name, set()).add(k)
         for k, (_, cand, scr) in enumerate(items):
-            if _may_miss_cfg_note(diags[k], cand.text, scr) or _maybe_untrimmed(diags[k], k, scr, definers):
+            if may_miss_cfg_note(diags[k], cand.text, scr) or maybe_untrimmed(diags[k], k, scr, definers):
                 contaminated.add(k)
         if not sentinel_seen:  # rustc stopped before its late phases: some verdicts would be missing
             stoppers = frozenset(k for k, ds in diags.items() if any(d.code in self.config.stopping_codes for d in ds))
@@ -320,106 +312,3 @@ class RustOracle:
                           tests=outcome, mode="solo", sandbox=isolation)
         self._store(cand, verdict, "test")
         return verdict
-
-
-def in_file_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """rustc's order of diagnostics can depend on the rest of the crate (two unresolved attribute
-    paths came out in either order); a verdict lists them by position, spanless ones last."""
-    return sorted(diagnostics, key=lambda d: (d.line is None, d.line or 0, d.column or 0))
-
-
-STD_PATH = re.compile(r"\b(?:std|core|alloc)::(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)")
-
-
-def _maybe_untrimmed(diagnostics: list[Diagnostic], k: int, scr: Screen, definers: dict[str, set[int]]) -> bool:
-    """rustc prints a std type by its bare name (`Option`) only while no other item has that name,
-    and not always once some errors were reported (a neighbour's unresolved type beside its
-    `use std::prelude::v1::*` did it, on a Debian crate). Then the batch says
-    `std::option::Option` where the candidate alone says `Option`. So a candidate is checked
-    alone when a batched diagnostic spells out the path of a prelude type it does not define
-    itself, or of any std item a neighbour has a namesake of."""
-    names = {name for d in diagnostics for text in (d.message, d.label or "", *d.notes) for name in STD_PATH.findall(text)}
-    return any((name in PRELUDE_TYPES and name not in scr.defined) or definers.get(name, set()) - {k} for name in names)
-
-
-# The prelude's types: alone, rustc names them bare unless the candidate has a namesake (traits,
-# e.g. `std::iter::Iterator` in E0277 messages, are spelled out either way).
-PRELUDE_TYPES = {"Option", "Result", "Vec", "String", "Box"}
-
-
-BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
-
-
-def _may_miss_cfg_note(diagnostics: list[Diagnostic], text: str, scr: Screen) -> bool:
-    """rustc adds "found an item that was configured out" to a name it cannot find when the crate
-    root holds a `#[cfg]`-disabled item of that name. In a batch the candidate's items are not at
-    the root, so the note is missing: a candidate whose error names an item it defines itself, and
-    that uses `cfg`, is checked alone."""
-    return "cfg" in text and any(
-        d.severity == "error" and any(name in scr.defined for name in BACKTICKED.findall(d.message))
-        for d in diagnostics)
-
-
-TEST_LINE = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", re.M)
-TEST_SUMMARY = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed", re.M)
-RUNNING = re.compile(r"^running (\d+) tests?", re.M)
-
-
-def parse_test_output(output: str, timed_out: bool, returncode: int | None) -> TestOutcome:
-    """Count libtest results (summary lines, else per-test lines; cargo runs several harnesses).
-    A harness that died mid-run (abort, OOM, timeout) counts its unreported tests as failed."""
-    summaries = TEST_SUMMARY.findall(output)
-    total = sum(int(n) for n in RUNNING.findall(output))
-    if summaries:
-        passed = sum(int(p) for p, _ in summaries)
-        failed = sum(int(f) for _, f in summaries)
-    else:
-        results = TEST_LINE.findall(output)
-        passed = sum(1 for _, r in results if r == "ok")
-        failed = sum(1 for _, r in results if r == "FAILED")
-    if (timed_out or returncode not in (0, None)) and failed == 0:
-        failed = max(1, total - passed)
-    return TestOutcome(passed=passed, failed=failed, total=max(total, passed + failed),
-                       timed_out=timed_out, output=output[-4000:])
-
-
-# A rustc call costs ~25 ms before it reads a line, about what checking ~300 lines costs: a part
-# smaller than that is not worth a call of its own.
-MIN_PART_LINES = 300
-
-
-def _spread(groups: list[list[int]], jobs: int, lines) -> list[list[int]]:
-    """Split each group into one part per worker (a rustc call uses one core), heaviest parts
-    first, so every worker gets its share of each group and they end together: groups differ in
-    cost per line (failing candidates cost rustc more), so only splitting every group balances.
-    `lines(i)` is the length of candidate i."""
-    if jobs <= 1:
-        return [g for g in groups if g]
-    parts: list[tuple[int, list[int]]] = []
-    for group in groups:
-        count = max(1, min(jobs, len(group), sum(lines(i) for i in group) // MIN_PART_LINES))
-        size, extra = divmod(len(group), count)
-        start = 0
-        for p in range(count):
-            part = group[start:start + size + (p < extra)]
-            start += len(part)
-            parts.append((sum(lines(i) for i in part), part))
-    return [g for _, g in sorted(parts, key=lambda lp: -lp[0]) if g]
-
-
-def _conflict_free_groups(indices: list[int], screens: dict[int, Screen], size: int) -> list[list[int]]:
-    """Greedy grouping so no candidate shares a batch with one that defines a name it uses but
-    does not define itself (rustc would suggest importing it from the other candidate)."""
-    groups: list[tuple[list[int], set[str], set[str]]] = []
-    for i in indices:
-        scr = screens[i]
-        free = scr.free_names
-        for members, defined, free_union in groups:
-            if len(members) < size and not (free & defined) and not (scr.defined & free_union):
-                members.append(i)
-                defined |= scr.defined
-                free_union |= free
-                break
-        else:
-            groups.append(([i], set(scr.defined), set(free)))
-    return [members for members, _, _ in groups]

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 
-from .cache import VerdictCache, verdict_key
+from .cache import VerdictCache, cached_verdict
 from .sandbox import Limits, Sandbox
 from .toolchain import find_binary, probe_version
 from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
@@ -109,16 +109,7 @@ class VoxOracle:
         return [self._cached_or(c, "test", self._test_one) for c in candidates]
 
     def _cached_or(self, cand: Candidate, kind: str, compute) -> Verdict:
-        key = verdict_key(cand, f"{self.id}:{kind}", self.toolchain, self.flags)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self.stats.cache_hits += 1
-                return hit.model_copy(update={"candidate_id": cand.id, "mode": "cache"})
-        verdict = compute(cand)
-        if self.cache is not None:
-            self.cache.put(key, verdict)
-        return verdict
+        return cached_verdict(self.cache, self, cand, kind, compute)
 
     def _run(self, cand: Candidate, args: tuple[str, ...], timeout_s: float, untrusted: bool):
         self.stats.compiler_runs += 1

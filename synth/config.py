@@ -8,7 +8,11 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, create_model, field_validator, model_validator
+
+from oracles.settings import OracleSettings
+from synth.llm.models import ModelSettings
+from synth.llm.providers import provider
 
 from .strict import Strict, explain
 
@@ -24,61 +28,6 @@ class SourceConfig(Strict):
 
 class Budget(Strict):
     max_spend_usd: float = Field(0.0, ge=0)  # 0: no paid call is made
-
-
-class ModelConfig(Strict):
-    provider: Literal["openai", "anthropic"]
-    model: str
-    base_url: str | None = None  # else the SDK's OPENAI_BASE_URL / ANTHROPIC_BASE_URL
-    max_tokens: int = Field(600, gt=0)
-    temperature: float | None = None
-    free: bool = False  # a local server: costs nothing, needs no price
-
-
-class RepairStage(Strict):
-    enabled: bool = True
-    max_share: float = Field(0.25, gt=0, le=1)
-    diff: bool = False
-
-
-class BacktranslateStage(Strict):
-    enabled: bool = False
-    model: str = ""
-    judge: str | None = None  # default: the same model
-    max_attempts: int = Field(3, gt=0)
-    limit: int = Field(0, ge=0)  # at most this many declarations (0: all)
-    workers: int = Field(4, gt=0)
-
-
-class RftStage(Strict):
-    enabled: bool = False
-    model: str = ""
-    k: int = Field(4, gt=0)
-    cap_per_task: int = Field(2, gt=0)
-
-
-class ToolcallsStage(Strict):
-    enabled: bool = False
-    model: str = ""
-    tools: str = ""  # a JSON file of MCP tool definitions (the `tools/list` result)
-    server: list[str] = Field(default_factory=list)  # command + args of the live MCP server (stdio):
-    # read-only tools' calls are executed there and rows whose call fails are rejected
-    per_tool: int = Field(2, gt=0)
-    k: int = Field(10, gt=1)
-
-
-class Stages(Strict):
-    repair: RepairStage = Field(default_factory=RepairStage)
-    backtranslate: BacktranslateStage = Field(default_factory=BacktranslateStage)
-    rft: RftStage = Field(default_factory=RftStage)
-    toolcalls: ToolcallsStage = Field(default_factory=ToolcallsStage)
-
-
-class OracleConfig(Strict):
-    rustc: str = "rustc"
-    edition: str = "2021"
-    vox: str = "vox"
-    jobs: int = Field(2, gt=0)
 
 
 class AssembleConfig(Strict):
@@ -99,42 +48,53 @@ class SynthConfig(Strict):
     run: RunSettings = Field(default_factory=RunSettings)
     sources: list[SourceConfig] = Field(min_length=1)
     budget: Budget = Field(default_factory=Budget)
-    models: dict[str, ModelConfig] = Field(default_factory=dict)
-    stages: Stages = Field(default_factory=Stages)
-    oracles: OracleConfig = Field(default_factory=OracleConfig)
+    models: dict[str, ModelSettings] = Field(default_factory=dict)
+    stages: dict = Field(default_factory=dict)  # one table per lane, typed by `config_model(lanes)`
+    oracles: OracleSettings = Field(default_factory=OracleSettings)
     assemble: AssembleConfig = Field(default_factory=AssembleConfig)
+
+    @field_validator("models")
+    @classmethod
+    def _providers_exist(cls, models: dict) -> dict:
+        for model in models.values():
+            provider(model.provider)  # UnknownProvider (a ValueError) names the known ones
+        return models
 
     @model_validator(mode="after")
     def _models_exist(self) -> "SynthConfig":
-        for name in Stages.model_fields:
-            stage = getattr(self.stages, name)
-            refs = [getattr(stage, "model", None), getattr(stage, "judge", None)]
-            if not getattr(stage, "enabled", False):
+        for name, stage in self.stage_settings().items():
+            if not stage.enabled:
                 continue
-            if hasattr(stage, "model") and not stage.model:
+            if "model" in type(stage).model_fields and not stage.model:
                 raise ValueError(f"stages.{name} is enabled but names no model (add model = \"...\")")
-            for ref in filter(None, refs):
+            for ref in stage.model_refs():
                 if ref not in self.models:
                     hint = difflib.get_close_matches(ref, list(self.models), n=1)
                     raise ValueError(f"stages.{name} uses model {ref!r}, which [models] does not define"
                                      + (f" (did you mean {hint[0]!r}?)" if hint else ""))
-        if self.stages.toolcalls.enabled and not self.stages.toolcalls.tools:
-            raise ValueError("stages.toolcalls is enabled but names no tools file")
+            stage.check()
         return self
 
-    def paid_stages(self) -> list[str]:
-        """Enabled stages that call a model that is not free."""
-        out = []
-        for name in ("backtranslate", "rft", "toolcalls"):
-            stage = getattr(self.stages, name)
-            if stage.enabled and not all(self.models[m].free for m in filter(None, [stage.model,
-                                                                                  getattr(stage, "judge", None)])):
-                out.append(name)
-        return out
+    def stage_settings(self) -> dict:
+        """name -> the lane's settings (empty until the config is typed by the lanes)."""
+        if isinstance(self.stages, dict):
+            return {}
+        return {name: getattr(self.stages, name) for name in type(self.stages).model_fields}
 
 
-def load_config(path: str | Path) -> SynthConfig:
+def config_model(lanes: dict) -> type[SynthConfig]:
+    """SynthConfig whose [stages] has one table per lane, typed by the lane's settings class (so
+    an unknown stage or key is an error with a suggestion, as everywhere else)."""
+    stages = create_model("Stages", __base__=Strict,
+                          **{name: (lane.Settings, Field(default_factory=lane.Settings)) for name, lane in lanes.items()})
+    return create_model("SynthConfig", __base__=SynthConfig, stages=(stages, Field(default_factory=stages)))
+
+
+def load_config(path: str | Path, lanes: dict | None = None) -> SynthConfig:
+    """The config at `path`; with `lanes` (the registry of synth/lanes), its [stages] tables typed
+    and checked by their lanes."""
     path = Path(path)
+    model = config_model(lanes) if lanes is not None else SynthConfig
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError as exc:
@@ -142,9 +102,9 @@ def load_config(path: str | Path) -> SynthConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     try:
-        config = SynthConfig.model_validate(data)
+        config = model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {explain(SynthConfig, exc)}") from exc
+        raise ConfigError(f"{path}: {explain(model, exc)}") from exc
     base = path.parent.resolve()
 
     def resolve(p: str | None) -> str | None:
@@ -156,6 +116,6 @@ def load_config(path: str | Path) -> SynthConfig:
     config.run.out = resolve(config.run.out)
     config.run.cache_dir = resolve(config.run.cache_dir)
     config.run.prices = resolve(config.run.prices)
-    config.stages.toolcalls.tools = resolve(config.stages.toolcalls.tools) or ""
-    config.stages.toolcalls.server = [resolve(a) if a.endswith(".py") else a for a in config.stages.toolcalls.server]
+    for stage in config.stage_settings().values():
+        stage.resolve_paths(resolve)
     return config

@@ -7,13 +7,16 @@ and check the Vox examples with the user's `vox`.
 """
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
-from benchmarks.rust_candidates import covering_candidates
+from synth.oracle_samples import covering_candidates
 from oracles.crate import CrateOracle, Splice
 from oracles.rust import RustConfig, RustOracle
 from oracles.toolchain import ToolchainMissing
@@ -21,7 +24,7 @@ from oracles.verdict import Candidate
 from oracles.vox import VoxConfig, VoxOracle
 from synth.assemble.mix import Mix, Source
 from synth.assemble.snapshot import assemble, write_snapshot
-from synth.extract import extract_paths
+from synth.extract.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.model import standalone_source
 from synth.jsonl import write_jsonl
@@ -32,7 +35,7 @@ EXAMPLES = ROOT / "examples"
 
 
 def run_demo(vox_binary: str = "vox", cache=None) -> int:
-    from synth.cli import print_operator_table
+    from synth.render import print_operator_table
 
     console = Console(highlight=False)
     ok = True
@@ -113,27 +116,33 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
             ok &= verdict.passed
 
     console.rule("6. The front door: `synth plan` and `synth run` on examples/synth.toml (cap $0)")
-    from synth.config import load_config
-    from synth.pipeline.plan import plan_run
-    from synth.pipeline.run import run_pipeline
-    config = load_config(EXAMPLES / "synth.toml")
-    plan = plan_run(config, max_spend=5.0)
+    # Run as a user would, through the command line (JSON out).
+    config = str(EXAMPLES / "synth.toml")
+    plan = _synth("plan", "--config", config, "--max-spend", "5", "--json")
     for row in plan["stages"]:
         console.print(f"plan under a $5 cap: {row['stage']:>13}: {row['items']} items, {row['calls']:g} calls, "
                       f"expected ${row['expected_cost_usd']:.4f} (worst ${row['worst_case_usd']:.4f}), "
                       f"~{row['expected_rows']:.0f} rows")
     console.print(f"plan total: expected ${plan['total']['expected_cost_usd']:.4f}, worst case "
                   f"${plan['total']['worst_case_usd']:.4f}; nothing was called to find out")
-    summary = run_pipeline(config)  # the config's cap: $0
-    for name, stage in summary.stages.items():
+    summary = _synth("run", "--config", config, "--json")  # the config's cap: $0
+    for name, stage in summary["stages"].items():
         console.print(f"run: {name}: {stage['items']} items ({stage['reused']} reused) -> {stage['rows']} rows")
-    for name, why in summary.skipped.items():
+    for name, why in summary["skipped"].items():
         console.print(f"run: {name}: skipped ({escape(why)})")
-    console.print(f"snapshot -> {escape(summary.snapshot)}; spent ${summary.spent_usd:.2f}; "
-                  f"`synth report {escape(config.run.out)}` draws it")
-    ok &= summary.spent_usd == 0 and summary.stages.get("repair", {}).get("rows", 0) > 0
+    console.print(f"snapshot -> {escape(summary['snapshot'])}; spent ${summary['spent_usd']:.2f}; "
+                  f"`synth report {escape(summary['out'])}` draws it")
+    ok &= summary["spent_usd"] == 0 and summary["stages"].get("repair", {}).get("rows", 0) > 0
 
     console.rule()
     console.print("demo ok: every verdict above came from a real compiler; nothing was spent." if ok
                   else "[red]demo found a problem (see above)[/]")
     return 0 if ok else 1
+
+
+def _synth(*args: str) -> dict:
+    """`synth ARGS` in a child process; its JSON summary (the last line printed)."""
+    done = subprocess.run([sys.executable, "-m", "synth.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    if done.returncode not in (0, 1):  # 1: something needs attention (e.g. no `vox`), said in the summary
+        raise RuntimeError(f"synth {' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])

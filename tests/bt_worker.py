@@ -8,7 +8,8 @@ from conftest import EXAMPLE_CRATE
 from oracles.rust import RustConfig, RustOracle
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.graphs.backtranslate import BacktranslateConfig, ModelSpec, run_backtranslation
+from synth.graphs.backtranslate import BacktranslateConfig, run_backtranslation
+from synth.llm.models import ModelSettings
 from synth.jsonl import write_jsonl
 from synth.llm.client import LLMClient
 from synth.llm.ledger import Ledger
@@ -33,7 +34,7 @@ def main():
         client.complete = complete
     # One item at a time: the kill lands between two calls, never with another call in flight
     # (a call in flight at a crash is the ledger's business: see test_sigkill_mid_run_then_restart).
-    config = BacktranslateConfig(writer=ModelSpec("openai", "gpt-4o-mini", base_url=base_url + "/v1"), workers=1)
+    config = BacktranslateConfig(writer=ModelSettings(provider="openai", model="gpt-4o-mini", base_url=base_url + "/v1"), workers=1)
     result = run_backtranslation(decls, client, RustOracle(RustConfig(jobs=1)), config,
                                  checkpoint_path=f"{workdir}/checkpoints.sqlite")
     write_jsonl(f"{workdir}/rows.jsonl", result.rows)

@@ -1,2 +1,2 @@
 """The loopback provider server lives in benchmarks/ (the refresh benchmark uses it too)."""
-from benchmarks.llm_server import FakeLLMServer  # noqa: F401
+from benchmarks.fixtures.llm_server import FakeLLMServer  # noqa: F401

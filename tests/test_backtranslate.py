@@ -11,7 +11,8 @@ from oracles.verdict import Candidate
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.model import standalone_source
-from synth.graphs.backtranslate import BacktranslateConfig, ModelSpec, run_backtranslation
+from synth.graphs.backtranslate import BacktranslateConfig, run_backtranslation
+from synth.llm.models import ModelSettings
 from synth.graphs.instructions import instruction_problems
 from synth.llm.client import LLMClient
 from synth.llm.ledger import Ledger
@@ -63,7 +64,7 @@ def test_backtranslation_accepts_exactly_what_it_should(decls, tmp_path, monkeyp
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
     with FakeLLMServer(responder=scripted(decls)) as server:
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
-        config = BacktranslateConfig(writer=ModelSpec("openai", "gpt-4o-mini", base_url=server.base_url + "/v1"),
+        config = BacktranslateConfig(writer=ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1"),
                                      max_attempts=3, workers=3)
         result = run_backtranslation(decls, client, RustOracle(RustConfig(jobs=2)), config)
     ratings = {r.provenance.decl_hash: r.rating for r in result.rows}
@@ -157,7 +158,8 @@ def test_killed_run_resumes_to_the_same_output(tmp_path):
 
 
 def test_plan_uses_the_attrition_measured_in_an_earlier_run(tmp_path, monkeypatch):
-    from synth.graphs.plan import attrition, plan_backtranslation
+    from synth.lanes.backtranslate import attrition, plan_backtranslation
+    from synth.llm.tokens import count_text
     from synth.llm.prices import PriceTable
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
@@ -167,12 +169,12 @@ def test_plan_uses_the_attrition_measured_in_an_earlier_run(tmp_path, monkeypatc
     with FakeLLMServer(responder=deterministic_script) as server:
         cache = ResponseCache(tmp_path / "c")
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 5.0), cache)
-        config = BacktranslateConfig(writer=ModelSpec("openai", "gpt-4o-mini", base_url=server.base_url + "/v1"))
+        config = BacktranslateConfig(writer=ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1"))
         oracle = RustOracle(RustConfig(jobs=2))
         earlier = run_backtranslation(first, client, oracle, config)
         measured = attrition(earlier.stats, len(first), len(earlier.rows))
-        with_history = plan_backtranslation(second, config, PriceTable(), cache, measured)
-        without = plan_backtranslation(second, config, PriceTable(), cache)
+        with_history = plan_backtranslation(second, config, PriceTable(), cache, count_text, measured)
+        without = plan_backtranslation(second, config, PriceTable(), cache, count_text)
         before = client.ledger.totals().settled_usd
         later = run_backtranslation(second, client, oracle, config)
         spent = client.ledger.totals().settled_usd - before

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE_CRATE, ROOT
 
-from benchmarks.rust_corpus import write_corpus
+from benchmarks.fixtures.rust_corpus import write_corpus
 from oracles.crate import CrateOracle, Splice
 from oracles.rust import RustConfig, RustOracle
 from oracles.verdict import Candidate

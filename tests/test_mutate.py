@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from conftest import EXAMPLE_CRATE, ROOT
 
-from benchmarks.rust_corpus import write_corpus
+from benchmarks.fixtures.rust_corpus import write_corpus
 from oracles.rust import RustConfig, RustOracle
 from oracles.verdict import Candidate
 from synth.extract import extract_paths

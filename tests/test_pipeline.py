@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -14,9 +15,10 @@ import pytest
 from conftest import EXAMPLE_CRATE, ROOT
 from llm_server import FakeLLMServer
 
-from benchmarks.scripted_llm import stage_responder
+from benchmarks.fixtures.scripted_llm import stage_responder
 from synth.cli import main
 from synth.config import ConfigError, load_config
+from synth.lanes import LANES
 from synth.extract import extract_paths
 
 CONFIG = """
@@ -91,16 +93,16 @@ def test_config_errors_name_the_key_and_suggest(tmp_path):
     text = config.read_text()
     config.write_text(text.replace("[stages.rft]", "[stages.rtf]"))
     with pytest.raises(ConfigError, match=r"unknown key 'stages.rtf' \(did you mean 'rft'\?\)"):
-        load_config(config)
+        load_config(config, LANES)
     config.write_text(text.replace("max_spend_usd", "max_spend"))
     with pytest.raises(ConfigError, match=r"unknown key 'budget.max_spend' \(did you mean 'max_spend_usd'\?\)"):
-        load_config(config)
+        load_config(config, LANES)
     config.write_text(text.replace('[stages.rft]\nenabled = true\nmodel = "writer"', '[stages.rft]\nenabled = true\nmodel = "writr"'))
     with pytest.raises(ConfigError, match=r"stages.rft uses model 'writr'.*did you mean 'writer'"):
-        load_config(config)
+        load_config(config, LANES)
     config.write_text(text.replace('path = "crate"', 'path = "nowhere"'))
     with pytest.raises(ConfigError, match="nowhere does not exist"):
-        load_config(config)
+        load_config(config, LANES)
     assert main(["run", "--config", str(config)]) == 2
 
 
@@ -186,13 +188,19 @@ def _wait_for(predicate, timeout=120.0):
 
 def test_two_refreshes_never_overlap(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
-    responder = stage_responder(extract_paths([EXAMPLE_CRATE]).declarations)
-    with FakeLLMServer(responder=responder, latency_s=(0.2, 0.2)) as server:
+    scripted = stage_responder(extract_paths([EXAMPLE_CRATE]).declarations)
+    gate = threading.Event()  # the first refresh's calls wait here until the second one has been refused
+
+    def responder(body):
+        gate.wait(timeout=300)
+        return scripted(body)
+    with FakeLLMServer(responder=responder) as server:
         config = _workspace(tmp_path, server.base_url + "/v1")
         first = _refresh_process(config)
         _wait_for(lambda: server.requests > 0)  # the first one holds the lock and is paying for calls
         second = _refresh_process(config)
         out, err = second.communicate(timeout=120)
+        gate.set()
         assert second.returncode == 3 and "is in use by pid" in err and "nothing was done" in err
         out, err = first.communicate(timeout=300)
         assert first.returncode == 0, err[-2000:]
@@ -231,7 +239,7 @@ def test_a_killed_refresh_resumes_to_the_same_snapshot(tmp_path, monkeypatch):
 def test_report_renders_in_headless_chromium_with_data_in_every_plot(tmp_path, provider, capsys):
     import re
 
-    from benchmarks.tiny_model import build_tiny_model
+    from benchmarks.fixtures.tiny_model import build_tiny_model
     from synth.prompts import system_prompt
 
     config = _workspace(tmp_path, provider.base_url + "/v1", limit=4)

@@ -10,7 +10,7 @@ from oracles.rust import RustConfig, RustOracle
 from oracles.verdict import Candidate
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.graphs.backtranslate import ModelSpec
+from synth.llm.models import ModelSettings
 from synth.graphs.rft import ApiSampler, RftConfig, run_rft, task_from_instruction
 from synth.llm.client import LLMClient
 from synth.llm.ledger import Ledger
@@ -39,7 +39,7 @@ def test_rft_keeps_compiling_samples_and_pairs_them(tasks, tmp_path, monkeypatch
 
     with FakeLLMServer(responder=respond) as server:
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
-        sampler = ApiSampler(client, ModelSpec("openai", "gpt-4o-mini", base_url=server.base_url + "/v1"))
+        sampler = ApiSampler(client, ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1"))
         result = run_rft(tasks, sampler, RustOracle(RustConfig(jobs=2)), RftConfig(k=4, cap_per_task=2))
         assert server.requests == 3  # one request per task: k samples through `n`
     stats = {t["task"]: t for t in result.tasks}
@@ -93,7 +93,7 @@ def test_rft_runs_the_crate_tests_on_compiling_samples(tasks, tmp_path, monkeypa
 
     with FakeLLMServer(responder=lambda body: f"```rust\n{wrong}\n```") as server:
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
-        sampler = ApiSampler(client, ModelSpec("openai", "gpt-4o-mini", base_url=server.base_url + "/v1"))
+        sampler = ApiSampler(client, ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1"))
         compiled_only = run_rft([gcd], sampler, RustOracle(RustConfig(jobs=1)), RftConfig(k=2))
         tested = run_rft([gcd], sampler, RustOracle(RustConfig(jobs=1)), RftConfig(k=2, tests=CrateOracle()))
     assert len(compiled_only.rows) == 1  # it compiles...

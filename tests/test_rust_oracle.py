@@ -2,8 +2,10 @@
 from collections import Counter
 from pathlib import Path
 
-from benchmarks.rust_candidates import covering_candidates, pipeline_candidates, rust_candidates
+from benchmarks.fixtures.pipeline_candidates import pipeline_candidates
+from synth.oracle_samples import covering_candidates, rust_candidates
 from oracles import rust as rust_module
+from oracles import rust_batch
 from oracles.rust import RustConfig, RustOracle
 from oracles.rustc_diagnostics import Located
 from oracles.sandbox import bwrap_available, namespaces_available
@@ -77,7 +79,7 @@ def test_clean_candidates_are_rechecked_without_errors_around(rust_oracle):
 
 def test_contaminated_diagnostic_is_rechecked_alone(monkeypatch):
     """With name-aware grouping off, rustc offers one candidate's item to another; that must be caught."""
-    monkeypatch.setattr(rust_module, "_conflict_free_groups", lambda idx, screens, size: [list(idx)])
+    monkeypatch.setattr(rust_module, "conflict_free_groups", lambda idx, screens, size: [list(idx)])
     oracle = RustOracle(RustConfig(jobs=1))
     user = Candidate.of("pub fn user() -> i32 {\n    helper_value()\n}\n")
     definer = Candidate.of("pub fn helper_value() -> i32 {\n    3\n}\n")
@@ -214,13 +216,13 @@ def test_work_is_spread_by_lines_so_workers_end_together():
     differently per line: each is split in two, so each worker gets half of both; a tiny stream
     stays one call."""
     declarations, mutants = list(range(56)), list(range(56, 297))
-    spread = rust_module._spread([declarations, mutants], 2, lambda i: 30)
+    spread = rust_batch.spread([declarations, mutants], 2, lambda i: 30)
     loads = [30 * len(g) for g in spread]
     assert sorted(i for g in spread for i in g) == list(range(297))
     assert max(loads) <= sum(loads) / 2 and loads == sorted(loads, reverse=True)
     assert sorted(map(len, spread)) == [28, 28, 120, 121]
-    assert rust_module._spread([list(range(6))], 2, lambda i: 1) == [list(range(6))]
-    assert rust_module._spread([declarations, mutants], 1, lambda i: 30) == [declarations, mutants]
+    assert rust_batch.spread([list(range(6))], 2, lambda i: 1) == [list(range(6))]
+    assert rust_batch.spread([declarations, mutants], 1, lambda i: 30) == [declarations, mutants]
 
 
 def test_members_of_a_repeated_type_stay_batched_but_nested_types_are_checked_alone():

@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 from llm_server import FakeLLMServer
 
-from synth.graphs.backtranslate import ModelSpec
+from synth.llm.models import ModelSettings
 from synth.llm.client import LLMClient
 from synth.llm.ledger import Ledger
 from synth.llm.response_cache import ResponseCache
@@ -97,7 +97,7 @@ def test_tool_rows_are_valid_leak_free_and_executed_only_when_safe(tmp_path, mon
     tools = live + validate_definitions(load_tools_file(saved))[0]
     with FakeLLMServer(responder=scripted(tools)) as server:
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
-        result = run_tool_stage(tools, client, ModelSpec("openai", "gpt-4o-mini", base_url=server.base_url + "/v1"),
+        result = run_tool_stage(tools, client, ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1"),
                                 ToolStageConfig(k=10, per_tool=2, seed=0, server=SERVER))
     by_name = {t.name: t for t in tools}
     rows = result.rows

@@ -8,11 +8,10 @@ from peft import LoraConfig
 from trl import GRPOConfig, SFTConfig
 
 from training.profile import Grpo, Lora, ProfileError, Sft, parse_profile
+from training.rewards import COMPONENTS
 from training.trainer_args import (UnknownTrainerArgument, batching, build, grpo_kwargs, lora_kwargs, resolved,
                                    sft_kwargs)
-from training.rewards import CompilerRewards
 
-REWARDS = list(CompilerRewards.names)
 BASE = {"model": "m", "output_dir": "/tmp/out"}
 
 
@@ -28,8 +27,8 @@ def _changed(value):
         return {"cosine": "linear", "adamw_torch": "sgd", "padding_free": "padded"}.get(value, value + "_x")
     if isinstance(value, list):
         return value[:1] + ["gate_proj"]
-    if isinstance(value, dict):
-        return {k: v + 1 for k, v in value.items()}
+    if isinstance(value, dict):  # reward weights: overrides of the declared ones
+        return {name: component.weight + 1 for name, component in COMPONENTS.items()}
     raise AssertionError(f"no variation for {value!r}")
 
 
@@ -38,7 +37,7 @@ def _resolve(data: dict, stage: str) -> dict:
     lora = build(LoraConfig, lora_kwargs(profile))
     if stage == "sft":
         return resolved(build(SFTConfig, sft_kwargs(profile, profile.output_dir)), lora, batching(profile))
-    return resolved(build(GRPOConfig, grpo_kwargs(profile, profile.output_dir, REWARDS)), lora)
+    return resolved(build(GRPOConfig, grpo_kwargs(profile, profile.output_dir)), lora)
 
 
 def _variants():
@@ -61,7 +60,7 @@ def test_t9_each_profile_field_changes_the_resolved_trainer_config(section, name
     else:
         changed[section][name] = _changed(base[section][name])
     if name == "bf16":  # transformers refuses bf16 without an accelerator: compare the kwargs it would get
-        make = sft_kwargs if stage == "sft" else lambda p, out: grpo_kwargs(p, out, REWARDS)
+        make = sft_kwargs if stage == "sft" else grpo_kwargs
         before, after = (make(parse_profile(d), "/tmp/out") for d in (base, changed))
     else:
         before, after = _resolve(base, stage), _resolve(changed, stage)
@@ -84,7 +83,7 @@ def test_a_trainer_argument_the_installed_library_drops_is_an_error():
         build(SFTConfig, {"output_dir": "/tmp/x", "warmup_ratio": 0.1})
     profile = parse_profile({**BASE, "grpo": {"reward_weights": {"compile": 1.0, "style": 0.5}}})
     with pytest.raises(UnknownTrainerArgument, match="style"):
-        grpo_kwargs(profile, "/tmp/x", REWARDS)
+        grpo_kwargs(profile, "/tmp/x")
 
 
 def test_warmup_ratio_becomes_a_warmup_fraction_of_the_schedule():
@@ -105,3 +104,20 @@ def test_the_example_profile_and_accelerate_config_load():
     assert Path(profile.model).is_absolute()  # relative paths resolve against the profile's folder
     config = load_config_from_file(str(root / "accelerate_multi_gpu.yaml"))
     assert config.num_processes == 8 and str(config.distributed_type).endswith("MULTI_GPU")
+
+
+def test_the_training_package_imports_no_synthesis_lane():
+    """Training sits beside synthesis, not on it: shared pieces (pass@k, reading a reply, JSONL,
+    prompts) live below both. Checked in a fresh interpreter, over every training module."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    code = ("import importlib, pkgutil, sys, training\n"
+            "for m in pkgutil.iter_modules(training.__path__): importlib.import_module('training.' + m.name)\n"
+            "lanes = ('synth.graphs', 'synth.mutate', 'synth.tools', 'synth.pipeline', 'synth.extract', 'synth.lanes')\n"
+            "print(sorted(m for m in sys.modules if m.startswith(lanes)))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == "[]"

@@ -7,7 +7,7 @@ import torch
 
 from training.collate import WeightedCollator, padding_fraction
 from training.curriculum import CurriculumSampler
-from training.passk import bootstrap_gate, pass_at_k
+from synth.passk import bootstrap_gate, pass_at_k
 
 
 @pytest.mark.parametrize("n,c,k,expected", [
@@ -117,12 +117,12 @@ def test_grpo_rewards_judge_vox_completions_through_the_vox_oracle():
 
     task = Task(id="v", lang="vox", prompt="Write `double`.", must_define=["double"])
     judge = OracleJudge({"vox": VoxOracle(VoxConfig(binary=str(STUB_VOX)))})
-    rewards = CompilerRewards(judge, {"v": task})
+    rewards = {f.__name__: f for f in CompilerRewards(judge, {"v": task}).functions()}
     completions = ["```vox\nfn double(x: int) to int {\n    return x * 2\n}\n```",
                    "```vox\nfn double(x: int) -> int {\n    return x * 2\n}\n```",  # retired `->`
                    "```vox\nfn triple(x: int) to int {\n    return x * 3\n}\n```"]
     ids = ["v"] * 3
-    assert rewards.compile(None, completions, ids) == [1.0, 0.0, 0.0]
-    assert rewards.format(None, completions) == [1.0, 1.0, 1.0]
-    assert rewards.tests(None, completions, ids) == [None, None, None]
+    assert rewards["compile"](None, completions, ids) == [1.0, 0.0, 0.0]
+    assert rewards["format"](None, completions, ids) == [1.0, 1.0, 1.0]
+    assert rewards["tests"](None, completions, ids) == [None, None, None]
     assert judge.calls == 1 and judge.checked == 3  # one judgement for the three reward functions

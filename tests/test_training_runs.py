@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks.tiny_model import build_tiny_model, pretrain
+from benchmarks.fixtures.tiny_model import build_tiny_model, pretrain
 from synth.cli import main
 from synth.prompts import system_prompt
 
@@ -208,7 +208,7 @@ def test_eval_pass_at_k_with_real_sampling_and_gate(setup, tmp_path, capsys):
     assert summary["tasks"] == 4 and summary["samples"] == 16 and result["oracle"]["check_calls"] == 1
     for task in result["per_task"].values():
         assert 0 <= task["passed"] <= task["compiled"] <= task["n"] == 4
-    from training.passk import pass_at_k
+    from synth.passk import pass_at_k
     assert summary["pass@1"] == pytest.approx(sum(pass_at_k(4, t["passed"], 1) for t in result["per_task"].values()) / 4)
     # Gate: against itself no regression; against a baseline that passed everything, a regression
     # unless this run passed everything too.

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from synth.jsonl import write_json
 from synth.llm.local import LocalSampler
+from synth.passk import Gate, bootstrap_gate, pass_at_k
 
 from .chat import serve_prompt
 from .dataset import fingerprint
-from .passk import Gate, bootstrap_gate, pass_at_k
 from .profile import Eval
 from .rewards import OracleJudge, load_tasks
 

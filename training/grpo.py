@@ -7,12 +7,14 @@ from pathlib import Path
 
 from trl import GRPOConfig, GRPOTrainer
 
+from oracles.factory import build_oracles
+
 from .chat import serve_prompt
 from .dataset import fingerprint
 from .lifecycle import RunLifecycle
 from .manifest import RunRecorder, check_resume
 from .profile import Profile
-from .rewards import CompilerRewards, OracleJudge, load_tasks, oracles_for
+from .rewards import CompilerRewards, OracleJudge, load_tasks
 from .sft import load_model
 from .trainer_args import build, grpo_kwargs, lora_kwargs, resolved
 
@@ -22,23 +24,30 @@ def task_dataset(tasks):
     return Dataset.from_list([{"prompt": serve_prompt(t.prompt), "task_id": t.id} for t in tasks])
 
 
-def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None) -> dict:
+def grpo_trainer(profile: Profile, output_dir: str, rewards: CompilerRewards, tasks, callbacks: list | None = None):
+    """TRL's trainer on the profile's model, with a function and a resolved weight for every
+    registered reward component; and the LoRA config and tokenizer it got. Settings are checked
+    before the model is loaded."""
     from peft import LoraConfig
 
+    args = build(GRPOConfig, grpo_kwargs(profile, output_dir))
+    lora = build(LoraConfig, lora_kwargs(profile))
+    model, tokenizer = load_model(profile.model)
+    trainer = GRPOTrainer(model=model, reward_funcs=rewards.functions(), args=args, train_dataset=task_dataset(tasks),
+                          processing_class=tokenizer, peft_config=lora, callbacks=callbacks or [])
+    return trainer, lora, tokenizer
+
+
+def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None) -> dict:
     run = RunLifecycle("grpo", profile)
     tasks_path = profile.grpo.tasks or (str(Path(profile.data) / "tasks.jsonl") if profile.data else "")
     tasks = load_tasks(tasks_path)
     data_fingerprint = fingerprint([Path(tasks_path)])
     checkpoint = str(check_resume(run.out, data_fingerprint)) if resume else None
-    judge = OracleJudge(oracles if oracles is not None else oracles_for(profile.oracle, {t.lang for t in tasks}))
+    judge = OracleJudge(oracles if oracles is not None else build_oracles({t.lang for t in tasks}, profile.oracle))
     rewards = CompilerRewards(judge, {t.id: t for t in tasks})
-    args = build(GRPOConfig, grpo_kwargs(profile, str(run.out), list(rewards.names)))
-    lora = build(LoraConfig, lora_kwargs(profile))
-    model, tokenizer = load_model(profile.model)
     recorder = RunRecorder(data_fingerprint)
-    trainer = GRPOTrainer(model=model, reward_funcs=rewards.functions(), args=args,
-                          train_dataset=task_dataset(tasks), processing_class=tokenizer, peft_config=lora,
-                          callbacks=[recorder])
+    trainer, lora, tokenizer = grpo_trainer(profile, str(run.out), rewards, tasks, [recorder])
     run.begin(trainer, {"tasks": tasks_path, "fingerprint": data_fingerprint, "n_tasks": len(tasks)},
               resolved(trainer.args, lora), checkpoint)
     result = trainer.train(resume_from_checkpoint=checkpoint)

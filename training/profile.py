@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from oracles.settings import OracleSettings
 from synth.strict import Strict as _Strict
 from synth.strict import explain
 
@@ -53,7 +54,8 @@ class Grpo(Optim):
     temperature: float = Field(0.8, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)
     beta: float = Field(0.0, ge=0)
-    reward_weights: dict[str, float] = Field(default_factory=lambda: {"compile": 1.0, "tests": 1.0, "format": 0.2})
+    # Overrides of the reward components' declared weights (training/rewards.py), by name.
+    reward_weights: dict[str, float] = Field(default_factory=dict)
 
 
 class Eval(_Strict):
@@ -67,12 +69,6 @@ class Eval(_Strict):
     confidence: float = Field(0.95, gt=0.5, lt=1)
 
 
-class Oracle(_Strict):
-    rustc: str = "rustc"
-    edition: str = "2021"
-    vox: str = "vox"
-
-
 class Profile(_Strict):
     model: str  # a local model directory (weights + tokenizer); nothing is downloaded
     data: str = ""  # a snapshot directory (train.jsonl, val.jsonl) from `synth assemble`
@@ -82,7 +78,7 @@ class Profile(_Strict):
     sft: Sft = Field(default_factory=Sft)
     grpo: Grpo = Field(default_factory=Grpo)
     eval: Eval = Field(default_factory=Eval)
-    oracle: Oracle = Field(default_factory=Oracle)
+    oracle: OracleSettings = Field(default_factory=OracleSettings)
 
 
 class ProfileError(ValueError):

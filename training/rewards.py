@@ -1,25 +1,22 @@
-"""GRPO rewards backed by the compiler: `compile` (the completion compiles in its task's context
-and defines what the task asks for), `tests` (share of the task's tests passed; none when the
-task has no tests) and `format` (one fenced code block, nothing around it).
+"""GRPO rewards backed by the compiler, declared once each with their default weight (`register`):
+`compile` (the completion compiles in its task's context and defines what the task asks for),
+`tests` (share of the task's tests passed; none when the task has no tests) and `format` (one
+fenced code block, nothing around it). A profile's `grpo.reward_weights` only overrides weights.
 
-The three are separate reward functions so TRL logs each component, but they share one
-evaluation per generation batch: one batched oracle call per language for the whole batch (not
-one per completion), then tests only for completions that compiled."""
+They are separate reward functions so TRL logs each component, but they share one evaluation per
+generation batch: one batched oracle call per language for the whole batch (not one per
+completion), then tests only for completions that compiled."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from oracles.verdict import Candidate
+from synth.completion import answer_code, defines, is_one_fenced_block
 from synth.jsonl import read_jsonl
-
-FENCED = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
-ONLY_FENCED = re.compile(r"\s*```[\w+-]*\n.*?```\s*", re.S)
-DEFINING = r"\b(?:fn|struct|enum|trait|type|const|static|union|mod)\s+{name}\b"
 
 
 class Task(BaseModel):
@@ -30,22 +27,13 @@ class Task(BaseModel):
     prompt: str
     context: str = ""  # code the answer is placed after (declarations it may use)
     tests: str = ""  # appended for the test run (Rust: a #[cfg(test)] module; Vox: test blocks)
-    must_define: list[str] = Field(default_factory=list)
+    must_define: list[str] = Field(default_factory=list)  # `name` (any item) or `keyword name` (`fn gcd`)
 
 
 def load_tasks(path: str | Path) -> list[Task]:
     if not path or not Path(path).exists():
         raise FileNotFoundError(f"tasks file {str(path)!r} not found (set [train.grpo] tasks / [train.eval] tasks)")
     return read_jsonl(path, Task)
-
-
-def answer_code(completion: str) -> str:
-    match = FENCED.search(completion)
-    return (match.group(1) if match else completion).strip("\n")
-
-
-def defines_all(code: str, names: list[str]) -> bool:
-    return all(re.search(DEFINING.format(name=re.escape(n)), code) for n in names)
 
 
 def candidate_source(task_context: str, code: str, tests: str = "") -> str:
@@ -89,7 +77,7 @@ class OracleJudge:
             self.checked += len(index)
             to_test = []
             for i, verdict in zip(index, verdicts):
-                defined = defines_all(codes[i], tasks[i].must_define)
+                defined = defines(codes[i], tasks[i].must_define)
                 outcomes[i] = Outcome(compiled=verdict.passed, defined=defined,
                                       tests=(0.0 if tasks[i].tests else None))
                 if verdict.passed and defined and tasks[i].tests:
@@ -105,43 +93,76 @@ class OracleJudge:
         return outcomes
 
 
-class CompilerRewards:
-    """TRL reward functions over one shared judgement per generation batch."""
+@dataclass
+class Batch:
+    """One generation batch as the reward components see it; the compiler judges it once, on
+    first use, whichever components ask."""
+    tasks: list[Task]
+    completions: list[str]
+    judge: OracleJudge
+    _outcomes: list[Outcome] | None = None
 
-    names = ("compile", "tests", "format")
+    def outcomes(self) -> list[Outcome]:
+        if self._outcomes is None:
+            self._outcomes = self.judge.judge(self.tasks, self.completions)
+        return self._outcomes
+
+
+@dataclass(frozen=True)
+class RewardComponent:
+    name: str  # logged by TRL as rewards/<name>
+    weight: float  # default weight in the GRPO sum; a profile's grpo.reward_weights overrides it
+    score: Callable[[Batch], list[float | None]]  # one score per completion; None: not applicable
+
+
+COMPONENTS: dict[str, RewardComponent] = {}  # in declaration order: TRL's functions and weights follow it
+
+
+def register(name: str, weight: float):
+    """Declare a reward component with its default weight (a decorator over its scoring function)."""
+    def add(score: Callable[[Batch], list[float | None]]):
+        if name in COMPONENTS:
+            raise ValueError(f"reward component {name!r} is registered twice")
+        COMPONENTS[name] = RewardComponent(name, weight, score)
+        return score
+    return add
+
+
+@register("compile", weight=1.0)
+def compiles(batch: Batch) -> list[float]:
+    return [float(o.compiled and o.defined) for o in batch.outcomes()]
+
+
+@register("tests", weight=1.0)
+def tests_passed(batch: Batch) -> list[float | None]:
+    return [o.tests for o in batch.outcomes()]
+
+
+@register("format", weight=0.2)
+def one_fenced_block(batch: Batch) -> list[float]:
+    return [float(is_one_fenced_block(c)) for c in batch.completions]
+
+
+class CompilerRewards:
+    """TRL reward functions, one per registered component, over one shared judgement per batch."""
 
     def __init__(self, judge: OracleJudge, tasks: dict[str, Task]):
         self.judge, self.tasks = judge, tasks
         self._key = None
-        self._outcomes: list[Outcome] = []
+        self._batch: Batch | None = None
 
-    def _outcomes_for(self, completions: list[str], task_id: list[str]) -> list[Outcome]:
+    def batch(self, completions: list[str], task_id: list[str]) -> Batch:
         key = (tuple(task_id), tuple(completions))
-        if key != self._key:
-            self._outcomes = self.judge.judge([self.tasks[t] for t in task_id], completions)
+        if key != self._key:  # TRL calls every component with the same batch: judge it once
+            self._batch = Batch([self.tasks[t] for t in task_id], list(completions), self.judge)
             self._key = key
-        return self._outcomes
-
-    def compile(self, prompts, completions, task_id, **kwargs) -> list[float]:
-        return [float(o.compiled and o.defined) for o in self._outcomes_for(completions, task_id)]
-
-    def tests(self, prompts, completions, task_id, **kwargs) -> list[float | None]:
-        return [o.tests for o in self._outcomes_for(completions, task_id)]
-
-    def format(self, prompts, completions, **kwargs) -> list[float]:
-        return [float(bool(ONLY_FENCED.fullmatch(c)) and len(FENCED.findall(c)) == 1) for c in completions]
+        return self._batch
 
     def functions(self) -> list:
-        return [getattr(self, name) for name in self.names]
+        return [self._trl_function(component) for component in COMPONENTS.values()]
 
-
-def oracles_for(profile_oracle, langs: set[str]) -> dict:
-    """Oracles for the languages the tasks use (a missing `vox` fails here, by name)."""
-    out = {}
-    if "rust" in langs:
-        from oracles.rust import RustConfig, RustOracle
-        out["rust"] = RustOracle(RustConfig(rustc=profile_oracle.rustc, edition=profile_oracle.edition))
-    if "vox" in langs:
-        from oracles.vox import VoxConfig, VoxOracle
-        out["vox"] = VoxOracle(VoxConfig(binary=profile_oracle.vox))
-    return out
+    def _trl_function(self, component: RewardComponent):
+        def reward(prompts, completions, task_id, **kwargs) -> list[float | None]:
+            return component.score(self.batch(completions, task_id))
+        reward.__name__ = component.name  # TRL names the logged component after the function
+        return reward

@@ -7,6 +7,7 @@ import dataclasses
 import inspect
 
 from .profile import Grpo, Optim, Profile, Sft
+from .rewards import COMPONENTS
 
 
 class UnknownTrainerArgument(TypeError):
@@ -80,11 +81,18 @@ def batching(profile: Profile) -> dict:
             "bucketed": profile.sft.packing == "bucketed"}
 
 
-def grpo_kwargs(profile: Profile, output_dir: str, reward_names: list[str]) -> dict:
-    grpo: Grpo = profile.grpo
-    unknown = sorted(set(grpo.reward_weights) - set(reward_names))
+def reward_weights(grpo: Grpo) -> list[float]:
+    """The weight of every registered reward component, in the order TRL gets their functions:
+    as declared (training/rewards.py), or as the profile overrides it."""
+    unknown = sorted(set(grpo.reward_weights) - set(COMPONENTS))
     if unknown:
-        raise UnknownTrainerArgument(f"grpo.reward_weights names {unknown}; the rewards are {reward_names}")
+        raise UnknownTrainerArgument(f"grpo.reward_weights names {unknown}; the reward components are "
+                                     f"{list(COMPONENTS)}")
+    return [grpo.reward_weights.get(name, component.weight) for name, component in COMPONENTS.items()]
+
+
+def grpo_kwargs(profile: Profile, output_dir: str) -> dict:
+    grpo: Grpo = profile.grpo
     return {
         **_optim_kwargs(profile, grpo, output_dir),
         "num_generations": grpo.num_generations,
@@ -92,7 +100,7 @@ def grpo_kwargs(profile: Profile, output_dir: str, reward_names: list[str]) -> d
         "temperature": grpo.temperature,
         "top_p": grpo.top_p,
         "beta": grpo.beta,
-        "reward_weights": [grpo.reward_weights.get(name, 0.0) for name in reward_names],
+        "reward_weights": reward_weights(grpo),
         "remove_unused_columns": False,
         "shuffle_dataset": True,
     }

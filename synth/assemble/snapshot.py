@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 
 from synth.jsonl import read_jsonl, write_json, write_jsonl
-from synth.llm.tokens import count_text
+from synth.llm.providers.base import bpe_count
 from synth.rows import CODE_TASKS, Row
 
 from .answers import answer_hash, tokens
@@ -190,7 +190,7 @@ def _histogram(rows: list[Row], seq_len: int) -> dict:
     bins = Counter()
     over = 0
     for row in rows:
-        n = sum(count_text(m.content, "gpt-4o") + 4 for m in row.messages)
+        n = sum(bpe_count(m.content, "gpt-4o") + 4 for m in row.messages)
         over += n > seq_len
         bins[next((f"<={e}" for e in edges if n <= e), f">{seq_len}")] += 1
     return {"seq_len": seq_len, "tokenizer": "o200k_base", "bins": {k: bins[k] for k in

@@ -23,34 +23,21 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from oracles.verdict import Candidate, Verdict
+from synth.completion import answer_code, defines, definition_of
 from synth.extract.model import Declaration, language_and_fence, standalone_source
-from synth.llm.client import BudgetExceeded, CallFailed, LLMClient, LLMRequest
+from synth.llm.models import ModelSettings
+from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, make_row
 
-from .instructions import defines, extract_code, instruction_problems
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    provider: str
-    model: str
-    base_url: str | None = None
-    max_tokens: int = 600
-    temperature: float | None = None
-    free: bool = False
-
-    def request(self, prompt: str, template_name: str) -> LLMRequest:
-        return LLMRequest(self.provider, self.model, ({"role": "user", "content": prompt},),
-                          max_tokens=self.max_tokens, temperature=self.temperature, base_url=self.base_url,
-                          free=self.free, template_hash=template_hash(template_name))
+from .instructions import instruction_problems, row_prompt
 
 
 @dataclass
 class BacktranslateConfig:
-    writer: ModelSpec
-    regenerator: ModelSpec | None = None  # default: the writer
-    judge: ModelSpec | None = None  # default: the writer
+    writer: ModelSettings
+    regenerator: ModelSettings | None = None  # default: the writer
+    judge: ModelSettings | None = None  # default: the writer
     max_attempts: int = 3
     workers: int = 4
     seed: int = 0
@@ -95,14 +82,6 @@ def judge_prompt(decl: Declaration, instruction: str) -> str:
                                                   code=decl.clean_text.strip())
 
 
-def row_prompt(decl: Declaration, instruction: str) -> str:
-    """What the trained model sees: the task, and the declarations it may use."""
-    if not decl.context.strip():
-        return instruction.strip()
-    _, fence = _fence(decl)
-    return f"{instruction.strip()}\n\nYou may use these existing declarations:\n```{fence}\n{decl.context.strip()}\n```"
-
-
 @dataclass
 class BacktranslateResult:
     rows: list[Row] = field(default_factory=list)
@@ -111,11 +90,11 @@ class BacktranslateResult:
     stats: Counter = field(default_factory=Counter)  # per node: calls, passes, retries
 
 
-def build_graph(client: LLMClient, oracle, config: BacktranslateConfig, stats: Counter, checkpointer=None):
+def build_graph(client, oracle, config: BacktranslateConfig, stats: Counter, checkpointer=None):
     regen_spec = config.regenerator or config.writer
     judge_spec = config.judge or config.writer
 
-    def ask(spec: ModelSpec, prompt: str, template_name: str) -> str:
+    def ask(spec, prompt: str, template_name: str) -> str:
         return client.complete(spec.request(prompt, template_name)).texts[0]
 
     def write(state: State) -> State:
@@ -134,12 +113,12 @@ def build_graph(client: LLMClient, oracle, config: BacktranslateConfig, stats: C
         decl = Declaration.model_validate(state["decl"])
         stats["regenerate"] += 1
         reply = ask(regen_spec, regenerate_prompt(decl, state["instruction"]), "backtranslate_regenerate")
-        return {"regenerated": extract_code(reply, _fence(decl)[1])}
+        return {"regenerated": answer_code(reply)}
 
     def verify(state: State) -> State:
         decl = Declaration.model_validate(state["decl"])
         verdict: Verdict = oracle.check([Candidate.of(standalone_source(decl, state["regenerated"]))])[0]
-        passed = verdict.passed and defines(state["regenerated"], decl)
+        passed = verdict.passed and defines(state["regenerated"], [definition_of(decl.kind, decl.name)])
         stats["verify"] += 1
         stats["verify_passed"] += passed
         diagnostics = [d.render() for d in verdict.errors][:5] or ([] if passed else [f"does not define `{decl.name}`"])
@@ -189,7 +168,7 @@ def build_graph(client: LLMClient, oracle, config: BacktranslateConfig, stats: C
     return graph.compile(checkpointer=checkpointer)
 
 
-def run_backtranslation(decls: list[Declaration], client: LLMClient, oracle, config: BacktranslateConfig,
+def run_backtranslation(decls: list[Declaration], client, oracle, config: BacktranslateConfig,
                         checkpoint_path: str | None = None, on_item=None) -> BacktranslateResult:
     """Rows for the declarations whose original compiles standalone. With `checkpoint_path`, a
     killed run resumes each item where it was (answers already paid for come from the cache).

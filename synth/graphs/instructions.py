@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from synth.extract.model import Declaration
+from synth.extract.model import Declaration, language_and_fence
 
 MIN_CHARS, MAX_CHARS = 40, 1500
 MIN_COPIED_LINE = 25  # a line of the answer this long found verbatim in the instruction is a leak
@@ -40,15 +40,9 @@ def required_names(decl: Declaration) -> list[str]:
     return names
 
 
-def extract_code(reply: str, fence: str) -> str:
-    """The first fenced block of a reply (any language tag), else the whole reply."""
-    match = re.search(r"```[\w+-]*\n(.*?)```", reply, re.S)
-    return (match.group(1) if match else reply).strip("\n")
-
-
-def defines(code: str, decl: Declaration) -> bool:
-    """Does a completion define what the declaration defines? (An empty or unrelated answer can
-    still compile next to the context: that is not a pass.)"""
-    keyword = {"fn": "fn", "method": "fn", "struct": "struct", "enum": "enum", "trait": "trait",
-               "type": "type", "const": "const", "static": "static", "union": "union"}.get(decl.kind, decl.kind)
-    return bool(decl.name) and re.search(rf"\b{re.escape(keyword)}\s+{re.escape(decl.name)}\b", code) is not None
+def row_prompt(decl: Declaration, instruction: str) -> str:
+    """What the trained model sees: the task, and the declarations it may use."""
+    if not decl.context.strip():
+        return instruction.strip()
+    _, fence = language_and_fence(decl.lang)
+    return f"{instruction.strip()}\n\nYou may use these existing declarations:\n```{fence}\n{decl.context.strip()}\n```"

@@ -12,16 +12,15 @@ from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from oracles.crate import Splice
+from oracles.splice import Splice
 from oracles.verdict import Candidate
+from synth.completion import answer_code, defines, definition_of
 from synth.extract.model import Declaration, language_and_fence, standalone_source
-from synth.llm.client import LLMClient
+from synth.passk import pass_at_k
 from synth.prompts import system_prompt, template
 from synth.rows import Provenance, Row, Verification, make_row
-from training.passk import pass_at_k
 
-from .backtranslate import ModelSpec, row_prompt
-from .instructions import defines, extract_code
+from .instructions import row_prompt
 
 
 @dataclass
@@ -34,7 +33,7 @@ class RftTask:
 class ApiSampler:
     """k samples in one request (provider `n`), through the spend-gated client."""
 
-    def __init__(self, client: LLMClient, spec: ModelSpec):
+    def __init__(self, client, spec):
         self.client, self.spec = client, spec
         self.name = spec.model
 
@@ -89,16 +88,16 @@ class State(TypedDict, total=False):
 def build_graph(sampler, oracle, tasks: dict[str, RftTask], config: RftConfig, stats: Counter):
     def sample(state: State) -> State:
         task = tasks[state["task"]]
-        fence = language_and_fence(task.decl.lang)[1]
         stats["sample_calls"] += 1
-        return {"completions": [extract_code(text, fence) for text in sampler.sample(task.prompt, config.k)]}
+        return {"completions": [answer_code(text) for text in sampler.sample(task.prompt, config.k)]}
 
     def verify(state: State) -> State:
         task = tasks[state["task"]]
         sources = [standalone_source(task.decl, c) for c in state["completions"]]
         verdicts = oracle.check([Candidate.of(s) for s in sources])
         stats["verified"] += len(verdicts)
-        passed = [v.passed and defines(c, task.decl) for v, c in zip(verdicts, state["completions"])]
+        wanted = [definition_of(task.decl.kind, task.decl.name)]
+        passed = [v.passed and defines(c, wanted) for v, c in zip(verdicts, state["completions"])]
         tests = [None] * len(passed)
         if config.tests is not None and task.decl.crate_root and task.decl.crate_path:
             for i, code in enumerate(state["completions"]):

@@ -1,15 +1,16 @@
-"""Batch mode (half price): OpenAI Batch API and Anthropic Message Batches.
+"""Batch mode (half price), through each provider's batch API (synth.llm.providers: OpenAI's Batch
+API, Anthropic's Message Batches; a provider without one refuses batch mode).
 
 Submitting is made crash-safe by writing the submission down before and after the provider
 call: each request's worst case (at batch prices) is reserved in the ledger first; the
-submission id goes to the provider in the batch metadata (OpenAI), so a restart that finds a
-submission without a batch id adopts the provider's batch instead of paying for a second one.
+submission id goes to the provider in the batch metadata where the API has one (OpenAI), so a
+restart that finds a submission without a batch id adopts the provider's batch instead of paying
+for a second one.
 `collect` fetches finished batches, caches every answer and settles its reservation; a restart
 collects what an earlier process submitted, never resubmits it.
 """
 from __future__ import annotations
 
-import io
 import json
 import sqlite3
 import time
@@ -17,8 +18,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from .client import BudgetExceeded, LLMClient, LLMRequest, UnsupportedParameter
-from .tokens import count_messages
+from .request import BudgetExceeded, LLMRequest
+from .providers import provider as _provider
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS batches (
@@ -44,7 +45,7 @@ class CollectReport:
 
 
 class BatchRunner:
-    def __init__(self, client: LLMClient, state_path: str | Path):
+    def __init__(self, client, state_path: str | Path):
         self.client = client
         self.db = sqlite3.connect(state_path, timeout=60, isolation_level=None)
         self.db.executescript(SCHEMA)
@@ -54,23 +55,24 @@ class BatchRunner:
     def submit(self, requests: list[LLMRequest]) -> list[str]:
         """Submit the uncached requests, one batch per provider and endpoint. Returns submission ids.
         Requests whose worst case no longer fits under the cap are left out (BudgetExceeded if none fits)."""
-        groups: dict[tuple[str, str], list[LLMRequest]] = {}
+        groups: dict[tuple[str, str], list[tuple[LLMRequest, dict]]] = {}
         for req in requests:
             if req.n != 1:
                 raise ValueError("batch mode takes n=1 requests (ask for several samples as separate requests)")
             if self.client.cache.get(req.key()) is None:
-                groups.setdefault((req.provider, req.base_url or ""), []).append(req)
+                body = _provider(req.provider).batch_body(req)  # refused (no batch API, a parameter) up front
+                groups.setdefault((req.provider, req.base_url or ""), []).append((req, body))
         submissions = []
-        for (provider, base_url), reqs in groups.items():
+        for (provider, base_url), pairs in groups.items():
             items = []
-            for req in reqs:
+            for req, body in pairs:
                 price = self.client.prices.price(req.model, free=req.free)
-                worst = price.cost(count_messages(list(req.messages), req.model, provider), req.max_tokens, batch=True)
+                worst = price.cost(_provider(provider).count_messages(list(req.messages), req.model), req.max_tokens, batch=True)
                 reservation = self.client.ledger.reserve(req.key(), worst)
                 if reservation is None:
                     break
                 items.append({"custom_id": f"r{len(items)}", "key": req.key(), "reservation": reservation,
-                              "model": req.model, "free": req.free, "request": _body(req)})
+                              "model": req.model, "free": req.free, "request": body})
             if not items:
                 raise BudgetExceeded("no request of the batch fits under the cap")
             submission = uuid.uuid4().hex
@@ -83,16 +85,7 @@ class BatchRunner:
 
     def _create(self, provider: str, base_url: str, items: list[dict], submission: str) -> str:
         sdk = self.client._client(provider, base_url or None, all(i["free"] for i in items))
-        if provider == "openai":
-            lines = "".join(json.dumps({"custom_id": i["custom_id"], "method": "POST", "url": "/v1/chat/completions",
-                                        "body": i["request"]}) + "\n" for i in items)
-            uploaded = sdk.files.create(file=("batch.jsonl", io.BytesIO(lines.encode())), purpose="batch")
-            batch = sdk.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                       completion_window="24h", metadata={"synth_submission": submission})
-            return batch.id
-        batch = sdk.messages.batches.create(requests=[{"custom_id": i["custom_id"], "params": i["request"]}
-                                                      for i in items])
-        return batch.id
+        return _provider(provider).batch_create(sdk, items, submission)
 
     # -- collect --------------------------------------------------------------------------------
 
@@ -104,7 +97,7 @@ class BatchRunner:
             items = json.loads(items_json)
             sdk = self.client._client(provider, base_url or None, all(i["free"] for i in items))
             if state == "submitting":
-                batch_id = self._adopt(sdk, provider, submission)
+                batch_id = _provider(provider).batch_adopt(sdk, submission)
                 if batch_id is None:  # the process died before the provider accepted it: nothing was charged
                     for item in items:
                         self.client.ledger.release(item["reservation"], "batch never reached the provider")
@@ -114,7 +107,7 @@ class BatchRunner:
                 self.db.execute("UPDATE batches SET batch_id=?, state='submitted' WHERE submission=?",
                                 (batch_id, submission))
                 report.adopted += 1
-            results = self._results(sdk, provider, batch_id)
+            results = _provider(provider).batch_results(sdk, batch_id)
             if results is None:
                 report.pending += 1
                 continue
@@ -140,61 +133,3 @@ class BatchRunner:
             self.db.execute("UPDATE batches SET state='collected' WHERE submission=?", (submission,))
             report.collected_batches += 1
         return report
-
-    def _adopt(self, sdk, provider: str, submission: str) -> str | None:
-        if provider != "openai":
-            return None  # Message Batches carry no metadata to find them by
-        for batch in sdk.batches.list(limit=100):
-            if (batch.metadata or {}).get("synth_submission") == submission:
-                return batch.id
-        return None
-
-    def _results(self, sdk, provider: str, batch_id: str):
-        """[(custom_id, (text, input_tokens, output_tokens) or None)] once the batch has ended, else None."""
-        if provider == "openai":
-            batch = sdk.batches.retrieve(batch_id)
-            if batch.status not in ("completed", "failed", "expired", "cancelled"):
-                return None
-            out = []
-            if batch.output_file_id:
-                for line in sdk.files.content(batch.output_file_id).text.splitlines():
-                    record = json.loads(line)
-                    response = record.get("response") or {}
-                    body = response.get("body") or {}
-                    if response.get("status_code") == 200 and body.get("choices"):
-                        usage = body["usage"]
-                        out.append((record["custom_id"], (body["choices"][0]["message"]["content"] or "",
-                                                          usage["prompt_tokens"], usage["completion_tokens"])))
-                    else:
-                        out.append((record["custom_id"], None))
-            return out
-        batch = sdk.messages.batches.retrieve(batch_id)
-        if batch.processing_status != "ended":
-            return None
-        out = []
-        for entry in sdk.messages.batches.results(batch_id):
-            if entry.result.type == "succeeded":
-                message = entry.result.message
-                text = "".join(b.text for b in message.content if getattr(b, "type", "") == "text")
-                out.append((entry.custom_id, (text, message.usage.input_tokens, message.usage.output_tokens)))
-            else:
-                out.append((entry.custom_id, None))
-        return out
-
-
-def _body(req: LLMRequest) -> dict:
-    if req.provider == "openai":
-        body = {"model": req.model, "messages": list(req.messages), "max_tokens": req.max_tokens}
-        if req.temperature is not None:
-            body["temperature"] = req.temperature
-        if req.seed is not None:
-            body["seed"] = req.seed
-        return body
-    if req.temperature is not None:
-        raise UnsupportedParameter("the installed anthropic SDK does not accept `temperature`")
-    system = "\n".join(m["content"] for m in req.messages if m["role"] == "system")
-    body = {"model": req.model, "max_tokens": req.max_tokens,
-            "messages": [m for m in req.messages if m["role"] != "system"]}
-    if system:
-        body["system"] = system
-    return body

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .client import LLMRequest
+from .request import LLMRequest
 from .prices import PriceTable
 from .response_cache import ResponseCache
 from .tokens import count_messages

@@ -4,8 +4,6 @@ request are cached one by one."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import threading
 import time
@@ -14,12 +12,6 @@ from pathlib import Path
 import diskcache
 
 from .ledger import _alive
-
-
-def request_key(provider: str, model: str, messages: list[dict], params: dict, template_hash: str = "") -> str:
-    payload = json.dumps({"provider": provider, "model": model, "messages": messages, "params": params,
-                          "template": template_hash}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 class ResponseCache:

@@ -6,7 +6,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .client import BudgetExceeded, CallFailed, LLMClient, LLMRequest, LLMResponse
+from .client import BudgetExceeded, CallFailed, LLMRequest, LLMResponse
 
 
 @dataclass
@@ -26,7 +26,7 @@ class RunOutcome:
         return f"all {len(self.responses)} call(s) answered; {len(self.failed)} failed after retries."
 
 
-def run_calls(client: LLMClient, requests: list[LLMRequest], workers: int = 8) -> RunOutcome:
+def run_calls(client, requests: list[LLMRequest], workers: int = 8) -> RunOutcome:
     outcome = RunOutcome()
     stop = threading.Event()
     lock = threading.Lock()

@@ -6,32 +6,24 @@ these are type, borrow and name errors, never typos in the grammar.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import functools
 
-from tree_sitter import Node
+import tree_sitter_rust
+from tree_sitter import Language, Node, Parser
 
-from synth.extract.rust import _parser
+from .operator import Edit, Operator
+
+
+@functools.cache
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_rust.language()))
+
 
 OWNED_TYPES = ("String", "Vec", "HashMap", "BTreeMap", "HashSet", "BTreeSet", "Box", "VecDeque")
 WRONG_METHOD = {"len": "length", "push": "push_back", "is_empty": "empty", "to_string": "to_str", "iter": "iterate",
                 "contains": "has", "insert": "add", "get": "at", "chars": "characters", "sum": "total",
                 "collect": "collect_all", "map": "apply", "filter": "select", "trim": "strip", "sqrt": "square_root",
                 "abs": "absolute", "split_whitespace": "split_words", "entry": "entry_for", "unwrap_or": "or_else_value"}
-
-
-@dataclass(frozen=True)
-class Edit:
-    start: int
-    end: int
-    replacement: str
-
-
-@dataclass(frozen=True)
-class Operator:
-    name: str
-    aims_at: str  # the error codes it is written to provoke
-    sites: Callable[[Node, bytes], list[Edit]]
 
 
 def _walk(node: Node):

@@ -8,7 +8,7 @@ import re
 
 from synth.extract.vox import masked, parse_vox
 
-from .rust_ops import Edit, Operator
+from .operator import Edit, Operator
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SWAP_TYPE = {"int": "str", "str": "int", "bool": "int", "float": "str"}

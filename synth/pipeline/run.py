@@ -10,7 +10,6 @@ verdicts, graph checkpoints."""
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 from collections import Counter
@@ -19,14 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synth.config import SynthConfig
-from synth.jsonl import read_jsonl, write_json, write_jsonl
+from synth.jsonl import write_json, write_jsonl
+from synth.lanes.base import StageOutput
 from synth.rows import Row
 
-from .stages import (Context, DeferringClient, StageOutput, backtranslate_stage, repair_stage, rft_stage,
-                     toolcalls_stage)
-from .store import ItemStore
-
-PAID_STAGES = ("backtranslate", "rft", "toolcalls")
+from .setup import (DeferringClient, collect_batches, extract_sources, preflight,
+                    recover_crashed_ledgers)
+from .snapshot import write_snapshot
+from synth.store import ItemStore
 
 
 class Locked(RuntimeError):
@@ -81,69 +80,14 @@ class RunSummary:
         return dict(self.__dict__)
 
 
-def _model_specs(config: SynthConfig) -> dict:
-    from synth.graphs.backtranslate import ModelSpec
-    return {name: ModelSpec(provider=m.provider, model=m.model, base_url=m.base_url, max_tokens=m.max_tokens,
-                            temperature=m.temperature, free=m.free) for name, m in config.models.items()}
-
-
-def build_oracles(config: SynthConfig, langs: set[str], cache, attention: list[str]) -> dict:
-    from oracles.rust import RustConfig, RustOracle
-    from oracles.toolchain import ToolchainMissing
-    from oracles.vox import VoxConfig, VoxOracle
-    oracles = {}
-    if "rust" in langs:
-        oracles["rust"] = RustOracle(RustConfig(rustc=config.oracles.rustc, edition=config.oracles.edition,
-                                                jobs=config.oracles.jobs), cache=cache)
-    if "vox" in langs:
-        try:
-            oracles["vox"] = VoxOracle(VoxConfig(binary=config.oracles.vox, jobs=config.oracles.jobs), cache=cache)
-        except ToolchainMissing:
-            attention.append(f"Vox sources were not processed: no `vox` binary at {config.oracles.vox!r} "
-                             "(set [oracles] vox in the config to your vox)")
-    return oracles
-
-
-def extract_sources(config: SynthConfig):
-    from synth.extract import extract_paths
-    from synth.extract.extract import ExtractOptions
-    decls, skipped = [], []
-    for source in config.sources:
-        result = extract_paths([source.path], ExtractOptions())
-        decls += [d for d in result.declarations if d.lang == source.lang]
-        skipped += result.skipped
-    return sorted(decls, key=lambda d: d.id), skipped
-
-
-def preflight(config: SynthConfig, cap: float) -> None:
-    """Before anything runs: every model a stage will call has a key and a price (a missing one
-    would otherwise surface as a failure in the middle of the run)."""
-    from synth.config import ConfigError
-    from synth.llm.prices import PriceMissing, PriceTable
-    prices = PriceTable(config.run.prices) if config.run.prices else PriceTable()
-    for name in PAID_STAGES:
-        stage = getattr(config.stages, name)
-        if not stage.enabled:
-            continue
-        for ref in filter(None, [stage.model, getattr(stage, "judge", None)]):
-            model = config.models[ref]
-            if model.free or cap <= 0:
-                continue
-            env = "OPENAI_API_KEY" if model.provider == "openai" else "ANTHROPIC_API_KEY"
-            if not os.environ.get(env):
-                raise ConfigError(f"stages.{name} uses model {ref!r} ({model.provider}): {env} is not set "
-                                  "(keys come only from the environment)")
-            try:
-                prices.price(model.model)
-            except PriceMissing as exc:
-                raise ConfigError(f"stages.{name}: {exc}") from exc
-
-
 def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=None, batch: bool | None = None,
                  on_item=None) -> RunSummary:
-    """All enabled stages; paid stages only under a positive cap. `progress(stage, output, spent)`
-    is called as stages finish, `on_item(stage, note, spent)` as items of the LLM stages finish."""
+    """Every enabled lane; paid ones only under a positive cap. `progress(stage, output, spent)`
+    is called as lanes finish, `on_item(stage, note, spent)` as items of the LLM lanes finish."""
     from oracles.cache import VerdictCache
+    from oracles.factory import build_oracles
+    from synth.lanes import LANES
+    from synth.lanes.base import RunContext, run_lane
     from synth.llm.client import LLMClient
     from synth.llm.ledger import Ledger
     from synth.llm.prices import PriceTable
@@ -153,13 +97,13 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
     cap = config.budget.max_spend_usd if max_spend is None else max_spend
     batch = config.run.batch if batch is None else batch
     summary = RunSummary(out=str(out), cap_usd=cap)
-    preflight(config, cap)
+    preflight(config, LANES, cap)
     with run_lock(out):
         cache_dir = Path(config.run.cache_dir)
         store = ItemStore(cache_dir / "items")
         attention: list[str] = []
         decls, _ = extract_sources(config)
-        oracles = build_oracles(config, {d.lang for d in decls}, VerdictCache(cache_dir / "verdicts"), attention)
+        oracles = build_oracles({d.lang for d in decls}, config.oracles, VerdictCache(cache_dir / "verdicts"), attention)
         responses = ResponseCache(cache_dir / "llm")
         prices = PriceTable(config.run.prices) if config.run.prices else None
         recover_crashed_ledgers(out / "ledgers", responses)
@@ -168,13 +112,13 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         pending = collect_batches(out, responses, prices)  # earlier runs' batch answers -> the response cache
         if pending:
             attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")
-        ctx = Context(store=store, oracles=oracles, client=client, seed=config.run.seed, attention=attention)
+        ctx = RunContext(store=store, oracles=oracles, client=client, seed=config.run.seed, models=config.models,
+                         settings=config.stage_settings(), cache_dir=str(cache_dir), out=str(out), attention=attention)
         if on_item:
             ctx.on_item = lambda stage, note: on_item(stage, note, client.ledger.totals().committed_usd)
         if batch:
             ctx.client = DeferringClient(client, ctx.deferred)
-        specs = _model_specs(config)
-        outputs: dict[str, StageOutput] = {}
+        outputs = ctx.outputs
         spend_by_stage: dict[str, float] = {}
         mark = {"t": time.perf_counter(), "compiled": 0}
 
@@ -188,28 +132,13 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
             if progress:
                 progress(name, output, client.ledger.totals().committed_usd)
 
-        paid_ok = cap > 0
-        stages = config.stages
-        if stages.repair.enabled:
-            finish("repair", repair_stage(ctx, decls, stages.repair))
-        for name in PAID_STAGES:
-            stage = getattr(stages, name)
-            if not stage.enabled:
-                summary.skipped[name] = "disabled in the config"
+        for name, lane in LANES.items():
+            settings = ctx.settings[name]
+            why = lane.skip_reason(settings, config.models, cap, outputs)
+            if why:
+                summary.skipped[name] = why
                 continue
-            free = all(config.models[m].free for m in filter(None, [stage.model, getattr(stage, "judge", None)]))
-            if not (paid_ok or free):
-                summary.skipped[name] = "needs a paid model and the spending cap is $0 (set --max-spend)"
-                continue
-            if name == "backtranslate":
-                finish(name, backtranslate_stage(ctx, decls, stage, specs, str(cache_dir / "graphs.sqlite")))
-            elif name == "rft":
-                if "backtranslate" not in outputs:
-                    summary.skipped[name] = "needs the backtranslate stage's instructions"
-                    continue
-                finish(name, rft_stage(ctx, decls, outputs["backtranslate"].rows, stage, specs))
-            else:
-                finish(name, toolcalls_stage(ctx, stage, specs))
+            finish(name, run_lane(lane, ctx, settings, decls))
         if ctx.deferred:
             from synth.llm.batch import BatchRunner
             from synth.llm.client import BudgetExceeded
@@ -221,7 +150,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
             except BudgetExceeded as exc:
                 attention.append(f"batch not submitted: {exc}")
         write_outputs(out, outputs)
-        snapshot_dir, diff = write_snapshot(out, config)
+        snapshot_dir, diff = write_snapshot(out, config.assemble, config.run.seed)
         totals = client.ledger.totals()
         summary.stages = {name: {**o.funnel(), "model": o.model, "spent_usd": spend_by_stage.get(name, 0.0),
                                  **{k: v for k, v in o.extra.items() if k != "codes"}}
@@ -248,31 +177,6 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
     return summary
 
 
-def collect_batches(out: Path, responses, prices) -> int:
-    """Collect every earlier run's submitted batches into the response cache, settling each answer
-    in the ledger of the run that reserved it. Returns the number still running."""
-    from synth.llm.batch import BatchRunner
-    from synth.llm.client import LLMClient
-    from synth.llm.ledger import Ledger
-    pending = 0
-    for state in sorted((out / "batches").glob("*.sqlite")) if (out / "batches").is_dir() else []:
-        ledger = Ledger(out / "ledgers" / state.name, 0.0)  # settling needs no cap
-        pending += BatchRunner(LLMClient(ledger, responses, prices), state).collect().pending
-    return pending
-
-
-def recover_crashed_ledgers(directory: Path, cache) -> None:
-    """A run killed mid-call leaves reservations open in its ledger: settle those the response
-    cache shows were answered, keep the rest as lost (at their worst case), so the record of what
-    was spent stays true."""
-    from synth.llm.client import LLMClient
-    from synth.llm.ledger import Ledger
-    for path in sorted(directory.glob("*.sqlite")) if directory.is_dir() else []:
-        ledger = Ledger(path, 0.0)
-        if ledger.totals().calls_open:
-            LLMClient(ledger, cache).recover()
-
-
 def write_outputs(out: Path, outputs: dict[str, StageOutput]) -> None:
     rows_by_task: dict[str, list[Row]] = {}
     rejected_by_stage: dict[str, list[dict]] = {}
@@ -289,70 +193,6 @@ def write_outputs(out: Path, outputs: dict[str, StageOutput]) -> None:
         write_jsonl(out / "rows" / f"{task}.jsonl", sorted(rows, key=lambda r: r.id))
     for name, rejected in rejected_by_stage.items():
         write_jsonl(out / "rejected" / f"{name}.jsonl", rejected)
-
-
-def write_snapshot(out: Path, config: SynthConfig) -> tuple[Path, dict]:
-    """Assemble rows/ into a new numbered snapshot, copy it to the run directory's top level,
-    and diff it against the previous snapshot."""
-    from synth.assemble.mix import Dedup, Mix, Source
-    from synth.assemble.snapshot import assemble
-    from synth.assemble.snapshot import write_snapshot as write_snap
-
-    snapshots = out / "snapshots"
-    previous = sorted(p for p in snapshots.glob("[0-9]*") if (p / "train.jsonl").exists()) \
-        if snapshots.is_dir() else []
-    number = int(previous[-1].name) + 1 if previous else 1
-    target = snapshots / f"{number:04d}"
-    files = sorted((out / "rows").glob("*.jsonl")) if (out / "rows").is_dir() else []
-    mix = Mix(sources=[Source(name=f.stem, path=str(f)) for f in files] or [Source(name="none", path=str(out / "rows"),
-                                                                                   optional=True)],
-              val_share={"default": config.assemble.val_share}, seq_len=config.assemble.seq_len,
-              seed=config.run.seed, dedup=Dedup(near_duplicates=config.assemble.near_duplicates))
-    snap = assemble(mix)
-    write_snap(snap, target, parquet=False)
-    diff = diff_snapshots(previous[-1] if previous else None, target)
-    write_json(target / "diff.json", diff)
-    for name in ("train.jsonl", "val.jsonl", "manifest.json"):
-        (out / name).write_bytes((target / name).read_bytes())
-    return target, diff
-
-
-def _identity(row: dict) -> tuple:
-    """What a row is about: its declaration's place (not content), stage and operator; for tool
-    rows, the request."""
-    prov = row.get("provenance", {})
-    where = row.get("decl_key") or f"{prov.get('source_path')}#{prov.get('decl_hash')}"
-    return (row.get("lane"), row.get("task"), where, prov.get("stage"), prov.get("operator") or "",
-            row.get("prompt") if row.get("task", "").startswith("tool") else "")
-
-
-def diff_snapshots(old: Path | None, new: Path) -> dict:
-    """Rows added, removed and changed (same declaration, stage and operator; other content), by lane."""
-    def load(path):
-        if path is None:
-            return {}
-        rows = read_jsonl(path / "train.jsonl") + read_jsonl(path / "val.jsonl")
-        grouped: dict[tuple, set] = {}
-        for row in rows:  # by full content: a re-verified row (new toolchain) is a changed row
-            grouped.setdefault(_identity(row), set()).add(json.dumps(row, sort_keys=True))
-        return grouped
-    before, after = load(old), load(new)
-    counts = {"added": Counter(), "removed": Counter(), "changed": Counter()}
-    for key in set(before) | set(after):
-        lane = key[0]
-        if key not in before:
-            counts["added"][lane] += len(after[key])
-        elif key not in after:
-            counts["removed"][lane] += len(before[key])
-        else:
-            fresh, gone = len(after[key] - before[key]), len(before[key] - after[key])
-            changed = min(fresh, gone)  # a row about the same thing with other content
-            counts["changed"][lane] += changed
-            counts["added"][lane] += fresh - changed
-            counts["removed"][lane] += gone - changed
-    return {"previous": old.name if old else None, "snapshot": new.name,
-            **{k: dict(sorted(v.items())) for k, v in counts.items()},
-            "total": {k: sum(v.values()) for k, v in counts.items()}}
 
 
 def write_stats(out: Path, summary: RunSummary, outputs: dict[str, StageOutput]) -> None:
@@ -374,8 +214,3 @@ def write_stats(out: Path, summary: RunSummary, outputs: dict[str, StageOutput])
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     write_json(out / "stats" / "run.json", stats)
-
-
-def last_stats(out: str | Path) -> dict | None:
-    path = Path(out) / "stats" / "run.json"
-    return json.loads(path.read_text()) if path.exists() else None

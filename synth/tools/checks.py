@@ -6,10 +6,9 @@ import re
 from mcp.types import CallToolRequestParams
 from pydantic import ValidationError
 
-from .definitions import ToolDef
 
 
-def check_format(name, arguments, tools: dict[str, ToolDef]) -> str | None:
+def check_format(name, arguments, tools: dict) -> str | None:
     try:
         CallToolRequestParams(name=name, arguments=arguments)
     except ValidationError as exc:
@@ -19,7 +18,7 @@ def check_format(name, arguments, tools: dict[str, ToolDef]) -> str | None:
     return None
 
 
-def check_schema(arguments: dict, tool: ToolDef) -> str | None:
+def check_schema(arguments: dict, tool) -> str | None:
     errors = sorted(tool.validator().iter_errors(arguments), key=lambda e: list(e.path))
     if errors:
         where = "/".join(map(str, errors[0].path)) or "(top level)"
@@ -37,7 +36,7 @@ def name_variants(name: str) -> set[str]:
     return {v.lower() for v in variants if len(v) >= 4}
 
 
-def check_leak(task: str, tool: ToolDef) -> str | None:
+def check_leak(task: str, tool) -> str | None:
     text = task.lower()
     for variant in sorted(name_variants(tool.name), key=len, reverse=True):
         if variant in text:

@@ -1,5 +1,5 @@
-"""A deterministic mix of standalone Rust candidates, passing and failing, for the oracle's
-differential test and benchmark. Each template names the verdict it is written to produce, so a
+"""A deterministic mix of standalone Rust candidates, passing and failing: `synth demo` shows the
+batched oracle on them, and the oracle's differential test and benchmark use them. Each template names the verdict it is written to produce, so a
 test can also confirm the oracle says what the compiler really says about it."""
 from __future__ import annotations
 
@@ -106,21 +106,3 @@ def covering_candidates() -> list[tuple[str | None, str]]:
         out += [(e, t.format(k=k, k_mod=k)) for e, t in FAILING]
         out += [(e, t.format(k=k, k_mod=k)) for e, t in SPECIAL]
     return out
-
-
-def pipeline_candidates(paths: list) -> list[tuple[bool, str]]:
-    """(expected to pass, text) for what the repair stage sends the oracle for the Rust in `paths`:
-    each eligible declaration in its standalone file (context stubs + declaration), then every
-    mutant the stage's operators make of it. (The stage mutates only declarations whose file
-    compiles; here all are mutated, so failing contexts are exercised too. On examples/rust, where
-    every file compiles, the two are the same.) Unlike the templates above, each candidate carries
-    its context (~30 lines), so rustc has real work per candidate."""
-    from synth.extract import extract_paths
-    from synth.extract.model import standalone_source
-    from synth.mutate.repair import LANGS, OperatorStats, RepairConfig, eligible_declarations, make_mutants
-
-    operators, sites_of, apply_edit = LANGS["rust"]
-    decls = eligible_declarations(extract_paths(paths).declarations, "rust")
-    stats = {op.name: OperatorStats() for op in operators}
-    mutants = make_mutants(decls, operators, RepairConfig(), stats, sites_of, apply_edit)
-    return [(True, standalone_source(d)) for d in decls] + [(False, standalone_source(m.decl, m.broken)) for m in mutants]

@@ -1,0 +1,70 @@
+"""Every oracle is built here, from one settings object, and they all speak one protocol:
+`id`, `toolchain`, `flags`, `stats`, `check(candidates)`, `test(candidates)`. A new oracle is a
+module of its own and one entry in `BUILDERS`."""
+from __future__ import annotations
+
+from typing import Protocol
+
+from .cache import VerdictCache
+from .settings import OracleSettings
+from .verdict import Candidate, Verdict
+
+
+class Oracle(Protocol):
+    id: str
+    toolchain: str
+
+    @property
+    def flags(self) -> dict: ...
+
+    def check(self, candidates: list[Candidate]) -> list[Verdict]: ...
+
+    def test(self, candidates: list[Candidate]) -> list[Verdict]: ...
+
+
+def _rust(settings: OracleSettings, cache):
+    from .rust import RustConfig, RustOracle
+    return RustOracle(RustConfig(rustc=settings.rustc, edition=settings.edition, jobs=settings.jobs), cache=cache)
+
+
+def _vox(settings: OracleSettings, cache):
+    from .vox import VoxConfig, VoxOracle
+    return VoxOracle(VoxConfig(binary=settings.vox, jobs=settings.jobs), cache=cache)
+
+
+def _crate(settings: OracleSettings, cache):
+    from .crate import CrateOracle
+    return CrateOracle(cache=cache)
+
+
+BUILDERS = {"rust": _rust, "vox": _vox, "crate": _crate}  # a language (or "crate": checks in a crate copy)
+
+
+def build_oracle(kind: str, settings: OracleSettings | None = None, cache: VerdictCache | None = None) -> Oracle:
+    """The oracle for `kind`; a missing compiler raises ToolchainMissing, naming the setting."""
+    if kind not in BUILDERS:
+        raise ValueError(f"no oracle for {kind!r} (known: {', '.join(BUILDERS)})")
+    return BUILDERS[kind](settings or OracleSettings(), cache)
+
+
+def build_oracles(langs: set[str], settings: OracleSettings | None = None, cache: VerdictCache | None = None,
+                  attention: list[str] | None = None) -> dict:
+    """An oracle per language; with `attention`, a language whose compiler is missing is left out
+    and said there (the run goes on with the others), else the error propagates."""
+    from .toolchain import ToolchainMissing
+    oracles = {}
+    for lang in sorted(langs):
+        try:
+            oracles[lang] = build_oracle(lang, settings, cache)
+        except ToolchainMissing as exc:
+            if attention is None:
+                raise
+            attention.append(missing_note(lang, settings or OracleSettings(), exc))
+    return oracles
+
+
+def missing_note(lang: str, settings: OracleSettings, exc: Exception) -> str:
+    if lang == "vox":
+        return (f"Vox sources were not processed: no `vox` binary at {settings.vox!r} "
+                "(set [oracles] vox in the config to your vox)")
+    return f"{lang} sources were not processed: {exc}"

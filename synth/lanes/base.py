@@ -1,0 +1,237 @@
+"""What every lane is, and the one loop that runs any of them.
+
+A lane is a stage of `synth run`: it names its settings (its `[stages.<name>]` table), says
+whether it pays, lists the items of this run (declarations, tasks, tool sets) with their keys,
+fingerprints everything that changes its output, processes the items the item store has no
+answer for, and prices what it would do (`plan`). `run`, `plan` and `refresh` loop over the
+registry in `synth/lanes/__init__.py` and never name a lane; `run_lane` below is that loop's
+body. Items left undone (the spend cap, a failed call, a batch answer not back yet) are not
+stored, so the next run picks them up."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from synth.extract.model import Declaration
+from synth.store import ItemStore, fingerprint
+from synth.rows import Row
+from synth.strict import Strict
+
+
+class StageSettings(Strict):
+    """The settings every lane has; a lane's own settings class adds its keys."""
+    enabled: bool = False
+
+    def model_refs(self) -> list[str]:
+        """The [models] this lane calls (none for an LLM-free lane)."""
+        return [ref for ref in (getattr(self, "model", None), getattr(self, "judge", None)) if ref]
+
+    def check(self) -> None:
+        """Rules across keys of an enabled lane (ValueError says what is missing)."""
+
+    def resolve_paths(self, resolve) -> None:
+        """Make the lane's file settings relative to the config file (`resolve(path)`)."""
+
+
+@dataclass
+class StageOutput:
+    name: str
+    rows: list[Row] = field(default_factory=list)
+    rejected: list[dict] = field(default_factory=list)
+    pairs: list[dict] = field(default_factory=list)
+    items: int = 0  # items this run had for the stage
+    processed: int = 0  # of which new or changed (worked on)
+    reused: int = 0  # of which answered by the item store
+    undone: int = 0  # of which left for a later run
+    no_oracle: int = 0  # of which not processed: their language's oracle is missing
+    model: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def funnel(self) -> dict:
+        return {"items": self.items, "processed": self.processed, "reused": self.reused, "undone": self.undone,
+                "no_oracle": self.no_oracle, "rows": len(self.rows), "rejected": len(self.rejected)}
+
+    def reasons(self) -> Counter:
+        return Counter(_reason_kind(r) for r in self.rejected)
+
+
+def _reason_kind(rejected: dict) -> str:
+    reason = str(rejected.get("reason") or rejected.get("check") or "unknown")
+    return reason.split(":")[0].split(" (")[0][:60]
+
+
+@dataclass
+class RunContext:
+    """What a lane gets from the run: the item store, an oracle per language (only those
+    available), the spend-gated client, the models of the config, and what earlier lanes made."""
+    store: ItemStore
+    oracles: dict
+    client: object | None
+    seed: int
+    models: dict = field(default_factory=dict)  # name -> ModelSettings
+    settings: dict = field(default_factory=dict)  # lane name -> its settings
+    cache_dir: str = "cache"
+    out: str = ""
+    attention: list[str] = field(default_factory=list)  # what needs a person
+    on_item: object = None  # on_item(stage, note): an item finished (progress display)
+    deferred: list = field(default_factory=list)  # batch mode: requests to submit
+    outputs: dict = field(default_factory=dict)  # name -> StageOutput of the lanes run so far
+
+    def ticker(self, stage: str):
+        return (lambda note: self.on_item(stage, note)) if self.on_item else None
+
+
+class Lane:
+    """The lane protocol, with the defaults most lanes want. Subclasses set `name` and
+    `Settings` and implement `items`, `fingerprint`, `process` and `plan`."""
+    name: ClassVar[str]
+    Settings: ClassVar[type[StageSettings]] = StageSettings
+    needs: ClassVar[tuple[str, ...]] = ()  # lanes whose rows this lane reads (they run first)
+
+    def pays(self, settings: StageSettings, models: dict) -> bool:
+        """Whether the lane calls a model that is not free; the plan and the run both ask this."""
+        return any(not models[ref].free for ref in settings.model_refs())
+
+    def skip_reason(self, settings: StageSettings, models: dict, cap: float, done: dict) -> str | None:
+        """Why the lane does not run now (None: it runs); `done`: the lanes run (or planned) so far.
+        The plan and the run both ask this, so they agree on what is free."""
+        if not settings.enabled:
+            return "disabled in the config"
+        if cap <= 0 and self.pays(settings, models):
+            return "needs a paid model and the spending cap is $0 (set --max-spend)"
+        missing = [need for need in self.needs if need not in done]
+        return f"needs the {missing[0]} stage's rows" if missing else None
+
+    def model_name(self, settings: StageSettings, models: dict) -> str | None:
+        refs = settings.model_refs()
+        return models[refs[0]].model if refs else None
+
+    def items(self, ctx: RunContext, settings, decls: list[Declaration]) -> list:
+        raise NotImplementedError
+
+    def key(self, item) -> str:
+        """What an item's rows depend on (the item store's key)."""
+        return item_key(item)
+
+    def lang(self, item) -> str | None:
+        """The language whose oracle checks the item; None: the lane needs no oracle."""
+        return item.lang
+
+    def size(self, item) -> int:
+        """How many items one stored item counts for in the funnel."""
+        return 1
+
+    def early_rejects(self, item) -> list[dict]:
+        """What an item is refused for before any work (e.g. a tool definition that does not validate)."""
+        return []
+
+    def fingerprint(self, ctx: RunContext, settings, lang: str | None, oracle) -> str:
+        raise NotImplementedError
+
+    def process(self, ctx: RunContext, settings, todo: list, oracle, out: StageOutput) -> dict:
+        """key -> {"rows": [...], "rejected": [...], "pairs"?: [...]} for each item done; an item
+        left out of the answer is undone (not stored, picked up by the next run)."""
+        raise NotImplementedError
+
+    def collect(self, stored: dict, out: StageOutput) -> None:
+        """Add one stored item's results to the lane's output."""
+        out.rows += [Row.model_validate(r) for r in stored["rows"]]
+        out.rejected += stored["rejected"]
+        out.pairs += stored.get("pairs", [])
+
+    def finish(self, ctx: RunContext, settings, out: StageOutput, items: list) -> None:
+        """After every item: ordering, balancing across items, counters."""
+
+    def plan_items(self, ctx: RunContext, settings, decls: list[Declaration], estimate) -> list:
+        """The items a plan prices (a lane fed by another lane's rows knows fewer before the run)."""
+        return self.items(ctx, settings, decls)
+
+    def plan(self, ctx: RunContext, settings, pending: list, estimate) -> dict:
+        """A plan row (see synth/pipeline/plan.py `plan_row`) for the pending items."""
+        raise NotImplementedError
+
+
+def by_language(lane: Lane, ctx: RunContext, items: list, out: StageOutput | None = None):
+    """(language, its items, its oracle) for each language present, in a fixed order; items whose
+    language has no oracle are counted as such (the run says once that the oracle is missing)."""
+    for lang in sorted({lane.lang(x) for x in items}, key=lambda lang: lang or ""):
+        mine = [x for x in items if lane.lang(x) == lang]
+        if lang is None:
+            yield None, mine, None
+        elif ctx.oracles.get(lang) is None:
+            if out is not None:
+                out.no_oracle += sum(lane.size(x) for x in mine)
+        else:
+            yield lang, mine, ctx.oracles[lang]
+
+
+def pending(lane: Lane, ctx: RunContext, settings, items: list) -> list:
+    """The items the item store has no answer for: what a run would process now."""
+    todo = []
+    for lang, mine, oracle in by_language(lane, ctx, items):
+        stage_fp = lane.fingerprint(ctx, settings, lang, oracle)
+        todo += [x for x in mine if ctx.store.get(lane.name, stage_fp, lane.key(x)) is None]
+    return todo
+
+
+def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) -> StageOutput:
+    out = StageOutput(lane.name, model=lane.model_name(settings, ctx.models))
+    items = lane.items(ctx, settings, decls)
+    out.items = sum(lane.size(x) for x in items)
+    out.rejected += [r for x in items for r in lane.early_rejects(x)]
+    for lang, mine, oracle in by_language(lane, ctx, items, out):
+        stage_fp = lane.fingerprint(ctx, settings, lang, oracle)
+        todo = [x for x in mine if ctx.store.get(lane.name, stage_fp, lane.key(x)) is None]
+        out.processed += sum(lane.size(x) for x in todo)
+        out.reused += sum(lane.size(x) for x in mine) - sum(lane.size(x) for x in todo)
+        done = lane.process(ctx, settings, todo, oracle, out) if todo else {}
+        for item in todo:
+            if lane.key(item) in done:
+                ctx.store.put(lane.name, stage_fp, lane.key(item), done[lane.key(item)])
+            else:
+                out.undone += lane.size(item)
+        for item in mine:
+            stored = ctx.store.get(lane.name, stage_fp, lane.key(item))
+            if stored is not None:
+                lane.collect(stored, out)
+    lane.finish(ctx, settings, out, items)
+    return out
+
+
+# -- keys ----------------------------------------------------------------------------------------
+
+def decl_key(decl: Declaration) -> str:
+    """Where a declaration lives, not what it says: a row keeps it across edits, so a snapshot diff
+    can tell a changed row from an added one."""
+    owner = f"{decl.self_type}::" if decl.self_type else ""
+    return f"{decl.path}::{decl.kind}::{owner}{decl.name}"
+
+
+def item_key(decl: Declaration) -> str:
+    """What a declaration's rows depend on: its place, content and context; not its byte offset,
+    which moves when an earlier declaration in the file is edited."""
+    return fingerprint(decl_key(decl), decl.hash, decl.context, decl.wrapper_head, decl.wrapper_tail)
+
+
+def stamped(row: Row, decl: Declaration) -> dict:
+    return {**row.model_dump(mode="json"), "decl_key": decl_key(decl)}
+
+
+def by_declaration(todo: list[Declaration], rows: list[Row], rejected: list[dict], lang: str | None = None,
+                   skip: set | None = None) -> dict:
+    """Each declaration's share of an engine's result, as the item store keeps it."""
+    decl_of = {(d.path, d.hash): d for d in todo}
+    out = {d.id: {"rows": [], "rejected": []} for d in todo if d.id not in (skip or set())}
+    for row in rows:
+        decl = decl_of[(row.provenance.source_path, row.provenance.decl_hash)]
+        if decl.id in out:
+            out[decl.id]["rows"].append(stamped(row, decl))
+    for item in rejected:
+        if item.get("decl") in out:
+            out[item["decl"]]["rejected"].append({"lang": lang, **item} if lang else item)
+    return {item_key(d): out[d.id] for d in todo if d.id in out}
+
+
+def toolchain_of(oracle) -> str:
+    return getattr(oracle, "toolchain", "none")

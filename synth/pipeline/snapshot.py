@@ -1,0 +1,77 @@
+"""Each run ends in a numbered snapshot of its rows (assembled: dedup, grouped split, manifest),
+copied to the run directory's top level, and a diff against the previous snapshot by lane."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from synth.jsonl import read_jsonl, write_json
+from synth.tools.servers import snapshot_tool_lists
+
+
+def write_snapshot(out: Path, assemble_settings, seed: int) -> tuple[Path, dict]:
+    """Assemble rows/ into a new numbered snapshot, copy it to the run directory's top level,
+    and diff it against the previous snapshot."""
+    from synth.assemble.mix import Dedup, Mix, Source
+    from synth.assemble.snapshot import assemble
+    from synth.assemble.snapshot import write_snapshot as write_snap
+
+    snapshots = out / "snapshots"
+    previous = sorted(p for p in snapshots.glob("[0-9]*") if (p / "train.jsonl").exists()) \
+        if snapshots.is_dir() else []
+    number = int(previous[-1].name) + 1 if previous else 1
+    target = snapshots / f"{number:04d}"
+    files = sorted((out / "rows").glob("*.jsonl")) if (out / "rows").is_dir() else []
+    mix = Mix(sources=[Source(name=f.stem, path=str(f)) for f in files] or [Source(name="none", path=str(out / "rows"),
+                                                                                   optional=True)],
+              val_share={"default": assemble_settings.val_share}, seq_len=assemble_settings.seq_len,
+              seed=seed, dedup=Dedup(near_duplicates=assemble_settings.near_duplicates))
+    snap = assemble(mix)
+    tool_lists = snapshot_tool_lists(out, target)  # the exact definitions the tool rows were checked against
+    if tool_lists:
+        snap.manifest["tool_lists"] = tool_lists
+    write_snap(snap, target, parquet=False)
+    diff = diff_snapshots(previous[-1] if previous else None, target)
+    write_json(target / "diff.json", diff)
+    for name in ("train.jsonl", "val.jsonl", "manifest.json"):
+        (out / name).write_bytes((target / name).read_bytes())
+    return target, diff
+
+
+def _identity(row: dict) -> tuple:
+    """What a row is about: its declaration's place (not content), stage and operator; for tool
+    rows, the request."""
+    prov = row.get("provenance", {})
+    where = row.get("decl_key") or f"{prov.get('source_path')}#{prov.get('decl_hash')}"
+    return (row.get("lane"), row.get("task"), where, prov.get("stage"), prov.get("operator") or "",
+            row.get("prompt") if row.get("task", "").startswith("tool") else "")
+
+
+def diff_snapshots(old: Path | None, new: Path) -> dict:
+    """Rows added, removed and changed (same declaration, stage and operator; other content), by lane."""
+    def load(path):
+        if path is None:
+            return {}
+        rows = read_jsonl(path / "train.jsonl") + read_jsonl(path / "val.jsonl")
+        grouped: dict[tuple, set] = {}
+        for row in rows:  # by full content: a re-verified row (new toolchain) is a changed row
+            grouped.setdefault(_identity(row), set()).add(json.dumps(row, sort_keys=True))
+        return grouped
+    before, after = load(old), load(new)
+    counts = {"added": Counter(), "removed": Counter(), "changed": Counter()}
+    for key in set(before) | set(after):
+        lane = key[0]
+        if key not in before:
+            counts["added"][lane] += len(after[key])
+        elif key not in after:
+            counts["removed"][lane] += len(before[key])
+        else:
+            fresh, gone = len(after[key] - before[key]), len(before[key] - after[key])
+            changed = min(fresh, gone)  # a row about the same thing with other content
+            counts["changed"][lane] += changed
+            counts["added"][lane] += fresh - changed
+            counts["removed"][lane] += gone - changed
+    return {"previous": old.name if old else None, "snapshot": new.name,
+            **{k: dict(sorted(v.items())) for k, v in counts.items()},
+            "total": {k: sum(v.values()) for k, v in counts.items()}}
