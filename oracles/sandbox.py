@@ -3,8 +3,8 @@
 Every process gets: an environment built from an allowlist (secret-looking names removed even
 then), a private temporary directory deleted afterwards, a wall-clock timeout that kills the whole
 process tree, CPU/memory/file-size rlimits, and the strongest isolation this machine offers:
-- `bwrap` (bubblewrap): the root file system read-only, the caller's home folder hidden (the
-  tools the run needs bound back read-only), a private /tmp, only the scratch folder writable;
+- `bwrap` (bubblewrap): the root file system read-only, a private /tmp and home (the tools the
+  run needs bound back read-only), only the scratch folder writable;
   fresh PID, network, IPC and UTS namespaces; the whole run as an unprivileged user (so build
   scripts and proc macros, which are untrusted code too, get the process cap); dies with us.
 - `unshare`: fresh PID and network namespaces; only candidate tests run unprivileged.
@@ -128,9 +128,10 @@ def _bwrap_args(limits: Limits, scratch: Path, cwd: Path, tools: list[str], as_n
     args = ["bwrap", *_BWRAP_FIXED]
     if limits.isolate_network:
         args.append("--unshare-net")
-    for folder in _hidden_folders():
-        args += ["--tmpfs", folder]  # others' scratch folders; dot-files with credentials
-    for top in sorted({_top_under(h, t) for h in _hidden_folders() for t in tools} - {None}):
+    hidden = _hidden_folders(with_home=as_nobody)
+    for folder in hidden:
+        args += ["--tmpfs", folder]  # others' scratch folders; dot-files
+    for top in sorted({_top_under(h, t) for h in hidden for t in tools} - {None}):
         args += ["--ro-bind", top, top]  # a tool the run needs, where the folders above are hidden
     for folder in [scratch, *writable]:
         args += ["--bind", str(folder), str(folder)]
@@ -140,16 +141,19 @@ def _bwrap_args(limits: Limits, scratch: Path, cwd: Path, tools: list[str], as_n
     return args + ["--cap-drop", "ALL", "--"]
 
 
-def _hidden_folders() -> list[str]:
-    """Folders a bwrap run sees empty: /tmp, the temp folder, the caller's home."""
-    home = os.path.realpath(os.environ.get("HOME") or "/")
+def _hidden_folders(with_home: bool = True) -> list[str]:
+    """Folders a bwrap run sees empty: /tmp and the temp folder (other runs' scratch folders) and,
+    for an unprivileged run, the caller's home (dot-files). A run that stays root keeps the home:
+    its tool may be a wrapper reaching into it (a script around rustup's rustc)."""
+    home = os.path.realpath(os.environ.get("HOME") or "/") if with_home else "/"
     found = ["/tmp", os.path.realpath(tempfile.gettempdir()), home if os.path.isdir(home) else "/"]
     return [f for i, f in enumerate(found) if f != "/" and f not in found[:i]]
 
 
 def _nobody_can_run(tool: str) -> bool:
     """Whether the unprivileged user can reach and run `tool` in a bwrap view (where the hidden
-    folders are world-traversable tmpfs); if not, the run stays root, without capabilities."""
+    folders are world-traversable tmpfs); if not, the run stays root, without capabilities (and
+    without the process cap, which root escapes)."""
     real = Path(os.path.realpath(tool))
     hidden = {Path(f) for f in _hidden_folders()}
     try:
@@ -165,14 +169,14 @@ def _allows(st: os.stat_result, other_bits: int) -> bool:
     return st.st_uid == NOBODY or st.st_mode & other_bits == other_bits
 
 
-def _top_under(home: str, tool: str) -> str | None:
-    """The entry of `home` holding `tool` (e.g. ~/.rustup for a rustup toolchain's rustc)."""
+def _top_under(folder: str, tool: str) -> str | None:
+    """The entry of hidden `folder` holding `tool` (e.g. /tmp/pytest-of-root for a script a test wrote)."""
     if not tool:
         return None
     real = os.path.realpath(tool)
-    if not os.path.isabs(tool) or not real.startswith(home + os.sep):
+    if not os.path.isabs(tool) or not real.startswith(folder + os.sep):
         return None
-    return os.path.join(home, os.path.relpath(real, home).split(os.sep)[0])
+    return os.path.join(folder, os.path.relpath(real, folder).split(os.sep)[0])
 
 
 def _rlimit_args(limits: Limits, as_nobody: bool) -> list[str]:
