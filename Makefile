@@ -3,9 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)
 
-.PHONY: setup test demo bench clean browser corpus
+.PHONY: setup test demo bench clean browser corpus sandbox
 
-setup: $(STAMP) browser corpus
+setup: $(STAMP) browser corpus sandbox
 
 $(STAMP): pyproject.toml
 	@command -v rustc >/dev/null && command -v cargo >/dev/null || { echo "rustc and cargo are required (the Rust oracle)"; exit 2; }
@@ -18,6 +18,13 @@ browser:
 	@command -v chromium >/dev/null || if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	else echo "install Debian's chromium (apt-get install chromium): the report test needs it"; exit 2; fi
+
+# Build scripts, proc macros and tests run inside Debian's bubblewrap (installed if missing);
+# without it the oracles fall back to `unshare` + `prlimit`, and every verdict says which ran.
+sandbox:
+	@command -v bwrap >/dev/null || if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	else echo "note: install Debian's bubblewrap (apt-get install bubblewrap); until then the sandbox uses unshare"; fi
 
 # The pinned real-crate corpus (benchmarks/real_crates.txt): Debian's crate sources under
 # /usr/share/cargo/registry/, installed with apt where missing.

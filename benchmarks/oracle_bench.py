@@ -4,6 +4,8 @@ The same candidates are checked (1) batched, `repeats` times with a fresh oracle
 (median reported), and (2) one sandboxed rustc call per candidate, the two interleaved so both
 see the same moments of this shared machine. Both sides use the same number of workers, so the
 ratio is the batching alone. `identical` says whether every batched verdict equals the solo one.
+`isolation` (where bubblewrap runs): the same mix batched under bwrap and under unshare, and its
+`overhead`.
 
 Two streams:
 - the headline (`n` candidates): small template declarations and compile-level mutants (60/40),
@@ -24,13 +26,14 @@ from pathlib import Path
 from benchmarks.fixtures.pipeline_candidates import pipeline_candidates
 from synth.oracle_samples import rust_candidates
 from oracles.rust import RustConfig, RustOracle
+from oracles.sandbox import Sandbox, bwrap_available, namespaces_available
 from oracles.verdict import Candidate
 
 EXAMPLE_CRATE = Path(__file__).resolve().parent.parent / "examples" / "rust"
 
 
-def _batched(candidates, expect_pass, config) -> tuple[float, list, RustOracle]:
-    oracle = RustOracle(config)
+def _batched(candidates, expect_pass, config, sandbox: Sandbox | None = None) -> tuple[float, list, RustOracle]:
+    oracle = RustOracle(config, sandbox=sandbox)
     start = time.perf_counter()
     verdicts = oracle.check(candidates, expect_pass=expect_pass)
     return time.perf_counter() - start, verdicts, oracle
@@ -108,10 +111,39 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
     return result, solo
 
 
+def _isolation_overhead(candidates: list[Candidate], expect_pass: list[bool], repeats: int, jobs: int,
+                        solo_n: int = 20) -> dict:
+    """The template mix batched under bubblewrap and under plain `unshare`, interleaved (the order
+    alternating per round), medians; plus `solo_n` candidates one rustc call each, the per-call
+    price. `overhead` = bwrap / unshare - 1 on the batched mix."""
+    config = RustConfig(jobs=jobs)
+    sandboxes = {name: Sandbox(isolation=name) for name in ("bwrap", "unshare")}
+    times: dict[str, list[float]] = {name: [] for name in sandboxes}
+    verdicts: dict[str, list] = {}
+    solo: dict[str, list[float]] = {name: [] for name in sandboxes}
+    for k in range(repeats):
+        for name in sorted(sandboxes, reverse=k % 2 == 1):
+            seconds, verdicts[name], _ = _batched(candidates, expect_pass, config, sandboxes[name])
+            times[name].append(seconds)
+    for cand in candidates[:min(solo_n, max(1, len(candidates) // 8))]:
+        for name, sandbox in sandboxes.items():
+            oracle = RustOracle(config, sandbox=sandbox)
+            start = time.perf_counter()
+            oracle.check_solo(cand)
+            solo[name].append(time.perf_counter() - start)
+    bwrap_s, unshare_s = statistics.median(times["bwrap"]), statistics.median(times["unshare"])
+    return {"bwrap_s": round(bwrap_s, 4), "unshare_s": round(unshare_s, 4),
+            "overhead": round(bwrap_s / unshare_s - 1, 4),
+            "identical": all(a.same_result(b) for a, b in zip(verdicts["bwrap"], verdicts["unshare"])),
+            "solo_ms_bwrap": round(1000 * statistics.median(solo["bwrap"]), 2),
+            "solo_ms_unshare": round(1000 * statistics.median(solo["unshare"]), 2)}
+
+
 def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 1, pipeline: bool = True,
-                     crates: list[Path] | None = None) -> dict:
+                     crates: list[Path] | None = None, isolation: bool = True) -> dict:
     """`crates`: where the pipeline stream comes from (default examples/rust); any Rust sources work,
-    e.g. Debian's crate sources (`apt install librust-semver-dev` -> /usr/share/cargo/registry/)."""
+    e.g. Debian's crate sources (`apt install librust-semver-dev` -> /usr/share/cargo/registry/).
+    `isolation`: also the template mix under bubblewrap beside plain `unshare` (the `isolation` key)."""
     pairs = rust_candidates(n, seed=seed, special_share=0.0, typed_only=True)
     candidates = [Candidate.of(text) for _, text in pairs]
     expect_pass = [expected is None for expected, _ in pairs]
@@ -123,6 +155,8 @@ def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 
     result["identical"] = result["identical"] and all(u.same_result(s) for u, s in zip(unhinted, solo))
     result["ratio_without_hints"] = round(result["solo_s"] / unhinted_s, 2)
     result["jobs"] = jobs
+    if isolation and bwrap_available() and namespaces_available():
+        result["isolation"] = _isolation_overhead(candidates, expect_pass, repeats, jobs)
 
     if pipeline:
         sources = crates or [EXAMPLE_CRATE]

@@ -49,8 +49,8 @@ class CrateOracle:
         return [self._cached_or(s, "test") for s in splices]
 
     @property
-    def flags(self) -> dict:
-        return {"offline": True}
+    def flags(self) -> dict:  # build scripts may act differently outside bubblewrap: its own key
+        return {"offline": True, "isolation": self.sandbox.isolation}
 
     def _cached_or(self, splice: Splice, kind: str) -> Verdict:
         return cached_verdict(self.cache, self, splice.candidate(), kind, lambda cand: self._run(splice, cand, kind))
@@ -70,12 +70,13 @@ class CrateOracle:
             shift = splice.text.count("\n") - original[splice.start_byte:splice.end_byte].count(b"\n")
             env = {"CARGO_HOME": str(wd / "cargo-home"), "RUSTC": self.rustc, "RUSTDOC": self.rustdoc,
                    "CARGO_TARGET_DIR": str(wd / "target"), "CARGO_TERM_COLOR": "never"}
-            # Build with cargo (trusted toolchain); candidate code only runs later, unprivileged.
+            # cargo runs build scripts and proc macros (untrusted code): the sandbox isolates them, and
+            # kill_orphans stops a child one leaves behind from holding cargo's pipe until the timeout.
             argv = [self.cargo, "check" if kind == "check" else "test", "--offline", "--message-format=json"]
             if kind == "test":
                 argv.append("--no-run")
             self.compiler_runs += 1
-            run = self.sandbox.run(argv, crate, limits=Limits(timeout_s=self.config.timeout_s), env=env)
+            run = self.sandbox.run(argv, crate, limits=Limits(timeout_s=self.config.timeout_s, kill_orphans=True), env=env)
             tests, isolation = None, run.isolation
             if kind == "test" and run.returncode == 0:
                 tests, isolation = self._run_tests(run.stdout, wd, isolation)

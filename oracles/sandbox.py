@@ -2,43 +2,38 @@
 
 Every process gets: an environment built from an allowlist (secret-looking names removed even
 then), a private temporary directory deleted afterwards, a wall-clock timeout that kills the whole
-process tree, CPU/memory/file-size rlimits, and, where the OS allows it, fresh PID and network
-namespaces (no network; when the namespace's first process dies the kernel kills the rest).
-Untrusted code (tests) additionally runs as an unprivileged user so a process cap applies.
-What isolation a run really had is reported with its result.
+process tree, CPU/memory/file-size rlimits, and the strongest isolation this machine offers:
+- `bwrap` (bubblewrap): the root file system read-only, a private /tmp and home (the tools the
+  run needs bound back read-only), only the scratch folder writable;
+  fresh PID, network, IPC and UTS namespaces; the whole run as an unprivileged user (so build
+  scripts and proc macros, which are untrusted code too, get the process cap); dies with us.
+- `unshare`: fresh PID and network namespaces; only candidate tests run unprivileged.
+- `none`: rlimits and the environment allowlist only.
+`SYNTH_SANDBOX` (auto|bwrap|unshare|none) picks one; what a run really had is reported with
+its result (`isolation` names it).
 """
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import functools
 import os
 import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "SOURCE_DATE_EPOCH")
-SECRET_PATTERNS = ("*_KEY", "*_KEY_*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIAL*", "OPENAI_*", "ANTHROPIC_*")
+from .environ import safe_environ
+
 NOBODY = 65534
+ISOLATIONS = ("bwrap", "unshare", "none")
+REAPER = Path(__file__).with_name("reaper.py")
 OUTPUT_CAP_BYTES = 8 * 1024 * 1024
-
-
-def is_secret_name(name: str) -> bool:
-    upper = name.upper()
-    return any(fnmatch.fnmatchcase(upper, pattern) for pattern in SECRET_PATTERNS)
-
-
-def safe_environ(extra: dict[str, str] | None = None, source: dict[str, str] | None = None) -> dict[str, str]:
-    """Allowlisted variables of `source` plus `extra`; nothing secret-looking survives either."""
-    source = os.environ if source is None else source
-    env = {k: source[k] for k in ENV_ALLOWLIST if k in source}
-    env.update(extra or {})
-    return {k: v for k, v in env.items() if not is_secret_name(k)}
+WORKDIR_PREFIX = "synth-sbx-"
 
 
 @dataclass(frozen=True)
@@ -49,6 +44,7 @@ class Limits:
     max_processes: int = 256  # RLIMIT_NPROC; only binding for an unprivileged user
     isolate_network: bool = True
     untrusted: bool = False  # run as an unprivileged user (candidate code, not the compiler)
+    kill_orphans: bool = False  # a process whose parent ended is killed at once (see reaper.py)
 
 
 @dataclass
@@ -75,13 +71,107 @@ def namespaces_available() -> bool:
     return probe.returncode == 0
 
 
-def _rlimit_args(limits: Limits) -> list[str]:
+@functools.cache
+def bwrap_available() -> bool:
+    """Whether bubblewrap runs here with the namespaces we ask of it (it may exist and still be
+    refused them, e.g. inside a container without user namespaces)."""
+    if not shutil.which("bwrap") or not shutil.which("setpriv"):  # setpriv: util-linux, like unshare
+        return False
+    try:
+        probe = subprocess.run(["bwrap", *_BWRAP_FIXED, "--unshare-net", "true"],
+                               capture_output=True, timeout=10, env=safe_environ())
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def resolve_isolation(wanted: str | None = None) -> str:
+    """`wanted` (default: $SYNTH_SANDBOX, else auto) made real: auto is the strongest available;
+    asking for one this machine cannot give is an error, not a silent downgrade."""
+    from .toolchain import ToolchainMissing  # (toolchain.py imports this module)
+    wanted = (wanted or os.environ.get("SYNTH_SANDBOX") or "auto").lower()
+    if wanted not in ("auto", *ISOLATIONS):
+        raise ToolchainMissing(f"sandbox isolation {wanted!r}: choose auto, {', '.join(ISOLATIONS)} (SYNTH_SANDBOX)")
+    available = {"bwrap": bwrap_available(), "unshare": namespaces_available(), "none": True}
+    if wanted == "auto":
+        return next(name for name in ISOLATIONS if available[name])
+    if not available[wanted]:
+        raise ToolchainMissing(f"sandbox isolation {wanted!r} is not available on this machine"
+                         + (" (install Debian's bubblewrap)" if wanted == "bwrap" else ""))
+    return wanted
+
+
+# Namespaces and mounts every bwrap run gets; /proc/sys read-only (bwrap leaves it writable to root).
+# --as-pid-1: the command is the namespace's init, so its end tears the namespace down, and no
+# bwrap init is left a zombie for an init that may never reap it.
+_BWRAP_FIXED = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+                "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--die-with-parent")
+
+
+def _bwrap_args(limits: Limits, scratch: Path, cwd: Path, tools: list[str], as_nobody: bool,
+                writable: list[Path]) -> list[str]:
+    args = ["bwrap", *_BWRAP_FIXED]
+    if limits.isolate_network:
+        args.append("--unshare-net")
+    hidden = _hidden_folders(with_home=as_nobody)
+    for folder in hidden:
+        args += ["--tmpfs", folder]  # others' scratch folders; dot-files
+    for top in sorted({_top_under(h, t) for h in hidden for t in tools} - {None}):
+        args += ["--ro-bind", top, top]  # a tool the run needs, where the folders above are hidden
+    for folder in [scratch, *writable]:
+        args += ["--bind", str(folder), str(folder)]
+    args += ["--chdir", str(cwd)]
+    if as_nobody:  # setpriv drops every capability with root; bwrap keeps no_new_privs set
+        return args + ["--", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
+    return args + ["--cap-drop", "ALL", "--"]
+
+
+def _hidden_folders(with_home: bool = True) -> list[str]:
+    """Folders a bwrap run sees empty: /tmp and the temp folder (other runs' scratch folders) and,
+    for an unprivileged run, the caller's home (dot-files). A run that stays root keeps the home:
+    its tool may be a wrapper reaching into it (a script around rustup's rustc)."""
+    home = os.path.realpath(os.environ.get("HOME") or "/") if with_home else "/"
+    found = ["/tmp", os.path.realpath(tempfile.gettempdir()), home if os.path.isdir(home) else "/"]
+    return [f for i, f in enumerate(found) if f != "/" and f not in found[:i]]
+
+
+def _nobody_can_run(tool: str) -> bool:
+    """Whether the unprivileged user can reach and run `tool` in a bwrap view (where the hidden
+    folders are world-traversable tmpfs); if not, the run stays root, without capabilities (and
+    without the process cap, which root escapes)."""
+    real = Path(os.path.realpath(tool))
+    hidden = {Path(f) for f in _hidden_folders()}
+    try:
+        for folder in real.parents:
+            if folder != Path("/") and folder not in hidden and not _allows(folder.stat(), 0o001):
+                return False
+        return _allows(real.stat(), 0o005)
+    except OSError:
+        return False
+
+
+def _allows(st: os.stat_result, other_bits: int) -> bool:
+    return st.st_uid == NOBODY or st.st_mode & other_bits == other_bits
+
+
+def _top_under(folder: str, tool: str) -> str | None:
+    """The entry of hidden `folder` holding `tool` (e.g. /tmp/pytest-of-root for a script a test wrote)."""
+    if not tool:
+        return None
+    real = os.path.realpath(tool)
+    if not os.path.isabs(tool) or not real.startswith(folder + os.sep):
+        return None
+    return os.path.join(folder, os.path.relpath(real, folder).split(os.sep)[0])
+
+
+def _rlimit_args(limits: Limits, as_nobody: bool) -> list[str]:
     """`prlimit` arguments (a wrapper, not preexec_fn, which can deadlock beside threads)."""
     cpu = int(limits.timeout_s) + 2
     args = [f"--cpu={cpu}:{cpu + 1}", f"--fsize={limits.file_bytes}", "--core=0"]
     if limits.memory_bytes:
         args.append(f"--as={limits.memory_bytes}")
-    if limits.untrusted:
+    if limits.untrusted or as_nobody:
         args.append(f"--nproc={limits.max_processes}")
     return args
 
@@ -95,40 +185,60 @@ def _read_capped(path: Path) -> str:
 class Sandbox:
     """Runs commands in private working directories; safe to call from several threads."""
 
-    def __init__(self, limits: Limits | None = None, extra_env: dict[str, str] | None = None):
+    def __init__(self, limits: Limits | None = None, extra_env: dict[str, str] | None = None,
+                 isolation: str | None = None):
         self.limits = limits or Limits()
         self.extra_env = dict(extra_env or {})
+        self.isolation = resolve_isolation(isolation)
 
     @contextlib.contextmanager
     def workdir(self):
         """A private temporary directory, deleted (whatever ran in it) when the block ends."""
-        path = Path(tempfile.mkdtemp(prefix="synth-sbx-"))
+        path = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
         try:
             yield path
         finally:
             shutil.rmtree(path, ignore_errors=True)
 
     def run(self, argv: list[str], cwd: Path, *, stdin: str | None = None, limits: Limits | None = None,
-            env: dict[str, str] | None = None) -> SandboxResult:
+            env: dict[str, str] | None = None, writable: list[Path] = ()) -> SandboxResult:
+        """`writable`: folders besides the scratch folder the run may write (e.g. a shared cargo
+        cache; under bwrap the unprivileged user must be allowed to write them)."""
         limits = limits or self.limits
-        use_ns = namespaces_available()
-        unprivileged = limits.untrusted and os.geteuid() == 0 and use_ns
-        wrapped = list(argv)
-        if use_ns:
+        environ = safe_environ({"HOME": str(cwd), "TMPDIR": str(cwd), **self.extra_env, **(env or {})})
+        kind = self.isolation
+        root = os.geteuid() == 0
+        inner = list(argv)
+        if limits.kill_orphans:
+            inner = [sys.executable, "-I", "-S", str(REAPER), "--", *inner]
+        scratch = _scratch_of(cwd)
+        tools = [_locate(t, cwd, environ) for t in dict.fromkeys([inner[0], argv[0]])]
+        # Under bwrap the compiler runs unprivileged too: build scripts and proc macros are untrusted.
+        as_nobody = root and kind != "none" and (limits.untrusted or kind == "bwrap" and all(map(_nobody_can_run, tools)))
+        if as_nobody:
+            _give_to(scratch if kind == "bwrap" else cwd, NOBODY)
+        if kind == "bwrap":
+            wrapped = _bwrap_args(limits, scratch, cwd, tools + [environ.get("RUSTC", ""), environ.get("RUSTDOC", "")],
+                                  as_nobody, [Path(w).resolve() for w in writable]) + inner
+        elif kind == "unshare":
             ns = ["unshare", "--fork", "--pid", "--kill-child=SIGKILL"]
             if limits.isolate_network:
                 ns.append("--net")
-            if unprivileged:
+            if limits.kill_orphans:
+                ns.append("--mount-proc")  # the reaper reads its children in /proc by this namespace's ids
+            if as_nobody:
                 ns += ["--setuid", str(NOBODY), "--setgid", str(NOBODY)]
-                _give_to(cwd, NOBODY)
-            wrapped = ns + ["--"] + wrapped
+            wrapped = ns + ["--"] + inner
+        else:
+            wrapped = inner
         if shutil.which("prlimit"):
-            wrapped = ["prlimit", *_rlimit_args(limits), "--"] + wrapped
-        environ = safe_environ({"HOME": str(cwd), "TMPDIR": str(cwd), **self.extra_env, **(env or {})})
+            wrapped = ["prlimit", *_rlimit_args(limits, as_nobody), "--"] + wrapped
         isolation = {
-            "pid_namespace": use_ns,
-            "network_isolated": use_ns and limits.isolate_network,
-            "unprivileged_user": unprivileged or (limits.untrusted and os.geteuid() != 0),
+            "isolation": kind,
+            "read_only_root": kind == "bwrap",
+            "pid_namespace": kind != "none",
+            "network_isolated": kind != "none" and limits.isolate_network,
+            "unprivileged_user": as_nobody or (limits.untrusted and not root),
             "rlimits": shutil.which("prlimit") is not None,
             "memory_bytes": limits.memory_bytes,
             "timeout_s": limits.timeout_s,
@@ -176,6 +286,23 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
         proc.wait()
     finally:
         os.close(fd)
+
+
+def _locate(program: str, cwd: Path, environ: dict[str, str]) -> str:
+    """The absolute path `program` runs from (a bare name is looked up on the run's PATH)."""
+    if os.sep not in program:
+        return shutil.which(program, path=environ.get("PATH")) or program
+    return os.path.join(cwd, program)
+
+
+def _scratch_of(cwd: Path) -> Path:
+    """The sandbox workdir holding `cwd` (a crate check writes its target dir beside the crate),
+    else `cwd` itself: the only folder a bwrap run may write."""
+    cwd = Path(cwd).resolve()
+    for folder in (cwd, *cwd.parents):
+        if folder.name.startswith(WORKDIR_PREFIX) and folder.parent == Path(tempfile.gettempdir()).resolve():
+            return folder
+    return cwd
 
 
 def _give_to(path: Path, uid: int) -> None:

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .sandbox import safe_environ
+from .environ import safe_environ
 
 
 class ToolchainMissing(RuntimeError):

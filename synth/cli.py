@@ -50,6 +50,7 @@ def cmd_check(args) -> int:
                                  "line": d.line, "column": d.column, **({"path": d.path} if d.path else {})}
                                 for d in verdict.diagnostics],
                 "oracle": verdict.oracle, "toolchain": verdict.toolchain, "timed_out": verdict.timed_out,
+                "isolation": verdict.sandbox.get("isolation"),
             }))
         else:
             print_verdict(path, verdict)

@@ -12,7 +12,9 @@ def print_verdict(path: str, verdict) -> None:
     mark = "[green]passed[/]" if verdict.passed else ("[red]timed out[/]" if verdict.timed_out else "[red]failed[/]")
     errors = sum(d.severity == "error" for d in verdict.diagnostics)
     warnings = len(verdict.diagnostics) - errors
-    console.print(f"{escape(path)}: {mark} ({errors} errors, {warnings} warnings; {escape(verdict.toolchain)})")
+    sandbox = verdict.sandbox.get("isolation") or "unknown"
+    console.print(f"{escape(path)}: {mark} ({errors} errors, {warnings} warnings; {escape(verdict.toolchain)}; "
+                  f"sandbox: {sandbox})")
     for d in verdict.diagnostics:
         console.print("  " + escape(d.render()).replace("\n", "\n  "))
 

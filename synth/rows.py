@@ -26,11 +26,12 @@ class Verification(BaseModel):
     passed: bool
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     tests: TestOutcome | None = None
+    isolation: str | None = None  # the sandbox the check ran in: bwrap | unshare | none
 
     @classmethod
     def of(cls, verdict: Verdict) -> "Verification":
         return cls(oracle=verdict.oracle, toolchain=verdict.toolchain, passed=verdict.passed,
-                   diagnostics=verdict.diagnostics, tests=verdict.tests)
+                   diagnostics=verdict.diagnostics, tests=verdict.tests, isolation=verdict.sandbox.get("isolation"))
 
 
 class Provenance(BaseModel):

@@ -20,6 +20,8 @@ def test_check_json_lines_and_exit_codes(tmp_path):
     (line,) = done.stdout.splitlines()
     row = json.loads(line)
     assert set(row) >= {"path", "passed", "diagnostics", "oracle", "toolchain"} and row["passed"] is True
+    from oracles.sandbox import resolve_isolation
+    assert row["isolation"] == resolve_isolation()  # which sandbox the check really ran in
 
     done = synth("check", "--json", *cache, str(good), str(bad))
     assert done.returncode == 1
@@ -42,7 +44,7 @@ def test_check_vox_and_crate(tmp_path):
     rows = [json.loads(x) for x in done.stdout.splitlines()]
     assert [r["passed"] for r in rows] == [False, True] and rows[0]["oracle"] == "vox"
     done = synth("check", *cache, str(ROOT / "examples/rust"))
-    assert done.returncode == 0 and "passed" in done.stdout
+    assert done.returncode == 0 and "passed" in done.stdout and "sandbox: " in done.stdout
 
 
 def test_plan_prices_requests_without_calling(tmp_path):

@@ -2,7 +2,6 @@
 from conftest import EXAMPLE_CRATE
 
 from oracles.crate import CrateOracle, Splice
-from oracles.sandbox import namespaces_available
 
 
 def _span_of(path, needle: str) -> tuple[int, int]:
@@ -27,7 +26,7 @@ def test_example_crate_is_clean_and_its_tests_pass():
     assert verdict.passed and verdict.diagnostics == [], [d.render() for d in verdict.diagnostics]
     (tested,) = oracle.test([unchanged])
     assert tested.passed and tested.tests.total >= 10 and tested.tests.failed == 0
-    assert tested.sandbox["unprivileged_user"] is namespaces_available()  # candidate tests never run as root
+    assert tested.sandbox["unprivileged_user"] is (tested.sandbox["isolation"] != "none")  # candidate tests never run as root
 
 
 def test_spliced_candidate_gets_its_own_coordinates_and_breaks_callers():

@@ -8,6 +8,7 @@ from oracles import rust as rust_module
 from oracles import rust_batch
 from oracles.rust import RustConfig, RustOracle
 from oracles.rustc_diagnostics import Located
+from oracles.sandbox import bwrap_available, namespaces_available
 from oracles.verdict import Candidate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -254,6 +255,9 @@ def test_oracle_bench_prints_its_contract_measured_side_by_side():
     assert result["identical"] is True and result["rustc_runs_batched"] <= 4
     assert abs(result["ratio"] - result["solo_s"] / result["batched_s"]) < 0.05 and result["ratio"] > 2
     assert set(result["streams"]) == {"declarations", "mutants"}
+    if bwrap_available() and namespaces_available():  # the same mix under bubblewrap and unshare
+        iso = result["isolation"]
+        assert iso["identical"] is True and abs(iso["overhead"] - (iso["bwrap_s"] / iso["unshare_s"] - 1)) < 0.01
 
 
 def test_a_name_configured_out_reads_the_same_in_a_batch():
