@@ -68,35 +68,42 @@ def read_source(path: Path, rel: str, lang: str, max_bytes: int) -> SourceFile |
 def collect(paths: list[str | Path], max_bytes: int = MAX_BYTES_DEFAULT, langs: set[str] | None = None) -> Corpus:
     """Files under `paths` (files or folders), in a stable order, with the skip report."""
     corpus = Corpus()
+    for path, rel, lang in list_sources(paths, corpus.skipped, langs):
+        result = read_source(path, rel, lang, max_bytes)
+        (corpus.skipped if isinstance(result, Skip) else corpus.files).append(result)
+    return corpus
+
+
+def list_sources(paths: list[str | Path], skipped: list[Skip], langs: set[str] | None = None):
+    """(path, rel, lang) of each candidate file under `paths`, in a stable order, unread; what is
+    left out before reading is appended to `skipped`."""
     for raw in paths:
         root = Path(raw).resolve()
         if not root.exists():
-            corpus.skipped.append(Skip(str(raw), "no such file or directory"))
+            skipped.append(Skip(str(raw), "no such file or directory"))
             continue
         base = root.parent if root.is_file() else root
-        candidates = [root] if root.is_file() else _walk(root, base, corpus)
+        candidates = [root] if root.is_file() else _walk(root, base, skipped)
         for path in candidates:
             rel = str(path.relative_to(base))
             lang = LANG_BY_SUFFIX.get(path.suffix)
             if lang is None or (langs and lang not in langs):
                 if root.is_file():
-                    corpus.skipped.append(Skip(rel, f"not a Rust or Vox file ({path.suffix or 'no suffix'})"))
+                    skipped.append(Skip(rel, f"not a Rust or Vox file ({path.suffix or 'no suffix'})"))
                 continue
             if path.name.endswith(".generated.rs"):
-                corpus.skipped.append(Skip(rel, "generated file (*.generated.rs)"))
+                skipped.append(Skip(rel, "generated file (*.generated.rs)"))
                 continue
-            result = read_source(path, rel, lang, max_bytes)
-            (corpus.skipped if isinstance(result, Skip) else corpus.files).append(result)
-    return corpus
+            yield path, rel, lang
 
 
-def _walk(root: Path, base: Path, corpus: Corpus):
+def _walk(root: Path, base: Path, skipped: list[Skip]):
     for dirpath, dirnames, filenames in os.walk(root):
         keep = []
         for d in sorted(dirnames):
             if d in SKIP_DIRS:
                 rel = str((Path(dirpath) / d).relative_to(base))
-                corpus.skipped.append(Skip(rel + "/", SKIP_DIRS[d]))
+                skipped.append(Skip(rel + "/", SKIP_DIRS[d]))
             else:
                 keep.append(d)
         dirnames[:] = keep
