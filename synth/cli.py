@@ -127,7 +127,11 @@ def cmd_bench(args) -> int:
                                   crates=[Path(c) for c in args.crates] if args.crates else None)
     else:
         from benchmarks.extract_bench import run_extract_bench
-        result = run_extract_bench(mb=args.mb, repeats=min(args.repeats, 3), jobs=args.jobs)
+        for raw in args.crates or []:
+            if not Path(raw).exists():
+                raise UsageError(f"{raw}: no such file or directory")
+        result = run_extract_bench(mb=args.mb, repeats=min(args.repeats, 3), jobs=args.jobs,
+                                   crates=[Path(c) for c in args.crates] if args.crates else None)
     if args.json:
         print(json.dumps(result))
     else:
@@ -143,6 +147,8 @@ def cmd_extract(args) -> int:
         if not Path(raw).exists():
             raise UsageError(f"{raw}: no such file or directory")
     options = ExtractOptions(include_tests=args.include_tests, max_bytes=args.max_bytes, vox_grammar=args.vox_grammar)
+    if args.jobs:
+        options.jobs = args.jobs
     try:
         result = extract_to_jsonl(args.paths, args.out, options)
     except OSError as exc:  # e.g. a grammar library that cannot be loaded
@@ -509,7 +515,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")
     bench.add_argument("--crates", nargs="+", metavar="PATH",
-                       help="oracle: Rust sources for the pipeline stream (default examples/rust)")
+                       help="oracle: Rust sources for the pipeline stream (default examples/rust); "
+                            "extract: real sources to measure (and a crate among them to scale)")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     bench.set_defaults(func=cmd_bench)
 
@@ -520,6 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--include-tests", action="store_true", help="keep test functions and test modules")
     extract.add_argument("--max-bytes", type=int, default=1_000_000, help="skip larger files")
     extract.add_argument("--vox-grammar", help="compiled tree-sitter grammar for Vox (shared library)")
+    extract.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1: in this process)")
     extract.set_defaults(func=cmd_extract)
 
     mutate = sub.add_parser("mutate", help="repair rows from compiler-rejected mutants (no LLM, no spend)")
