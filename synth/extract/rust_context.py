@@ -38,18 +38,23 @@ def _closure(decl: RustItem, index: CrateIndex) -> tuple[dict[int, Located], dic
     seen = set(decl.uses)
     seen.update((base_name(decl.self_type) or "", decl.trait_name or ""))
     fresh = set(seen)
+    picks = index.picks(module)
+    named, method_names = index.named_names, index.method_name_set
     chosen: dict[int, Located] = {}  # by crate order
     types: dict[str, list[Located]] = {}  # the chosen types, by name
     pairs: dict[tuple[int, str], tuple[Located, ...]] = {}  # (type order, method name) -> its methods
     while fresh:
         grown: set[str] = set()
-        for name in fresh & index.named.keys():
-            loc = index.pick(name, module, decl if name == decl.name else None)
+        for name in fresh & named:
+            if name == decl.name:
+                loc = index.pick(name, module, decl)
+            else:
+                loc = picks[name] if name in picks else index.pick(name, module)
             if loc is None or loc.order in chosen:
                 continue
             chosen[loc.order] = loc
-            grown |= loc.item.uses if loc.item.kind in ("const", "static") else loc.item.signature_uses
-            if loc.item.kind in TYPE_KINDS:
+            grown |= loc.names
+            if loc.is_type:
                 types.setdefault(loc.item.name, []).append(loc)
                 facts = index.type_facts(loc)
                 grown |= facts.trait_impl_names
@@ -57,63 +62,75 @@ def _closure(decl: RustItem, index: CrateIndex) -> tuple[dict[int, Located], dic
                     methods, names = facts.methods[method_name]
                     pairs[(loc.order, method_name)] = methods
                     grown |= names
-        for method_name in fresh & index.method_owners.keys():
-            for owner in index.method_owners[method_name] & types.keys():
-                for loc in types[owner]:
-                    if (loc.order, method_name) not in pairs:
-                        methods, names = index.type_facts(loc).methods[method_name]
-                        pairs[(loc.order, method_name)] = methods
-                        grown |= names
+        if types:
+            for method_name in fresh & method_names:
+                for owner in index.method_owners[method_name] & types.keys():
+                    for loc in types[owner]:
+                        if (loc.order, method_name) not in pairs:
+                            methods, names = index.type_facts(loc).methods[method_name]
+                            pairs[(loc.order, method_name)] = methods
+                            grown |= names
         fresh = grown - seen
         seen |= fresh
     return chosen, pairs
 
 
-def _method_stubs(decl, file, index, chosen, pairs) -> dict[ImplKey, dict[int, Located]]:
-    """Impl -> the methods to stub in it (an impl may be wanted with none)."""
-    stubs: dict[ImplKey, dict[int, Located]] = {}
+def _method_stubs(decl, file, index, chosen, pairs) -> tuple[set[ImplKey], dict[ImplKey, dict[int, Located]]]:
+    """The impls to render whole (trait impls of needed types), and the others with the methods
+    to stub in each (an impl may be wanted with none)."""
+    whole: set[ImplKey] = set()
     for loc in chosen.values():
-        if loc.item.kind in TYPE_KINDS:
-            for key in index.type_facts(loc).trait_impls:
-                stubs[key] = {m.order: m for m in index.members.get(key, [])}
+        if loc.is_type:
+            whole.update(index.type_facts(loc).trait_impls)
+    partial: dict[ImplKey, dict[int, Located]] = {}
     for methods in pairs.values():
         for method in methods:
-            stubs.setdefault(method.impl_key, {})[method.order] = method
+            if method.impl_key not in whole:
+                partial.setdefault(method.impl_key, {})[method.order] = method
     if decl.kind == "impl":
-        stubs.pop((file, (decl.item_start, decl.end_byte)), None)  # the declaration is this impl
-    elif decl.impl_key is not None and (file, decl.impl_key) in stubs:
-        own = stubs[(file, decl.impl_key)]
-        for order in [o for o, m in own.items() if m.item is decl]:
-            del own[order]
-    return stubs
+        own = (file, (decl.item_start, decl.end_byte))  # the declaration is this impl
+        whole.discard(own)
+        partial.pop(own, None)
+    elif decl.impl_key is not None:
+        own = (file, decl.impl_key)
+        if own in whole:
+            whole.discard(own)
+            partial[own] = {m.order: m for m in index.members.get(own, [])}
+        for order in [o for o, m in partial.get(own, {}).items() if m.item is decl]:
+            del partial[own][order]
+    return whole, partial
 
 
 def _render(decl, file, index, chosen, pairs) -> Context:
-    method_stubs = _method_stubs(decl, file, index, chosen, pairs)
-    files = frozenset({file, *(loc.file for loc in chosen.values()), *(f for f, _ in method_stubs)})
-    locs = sorted(chosen.values(), key=lambda loc: loc.order)
+    whole, partial = _method_stubs(decl, file, index, chosen, pairs)
+    files = frozenset([file, *[loc.file for loc in chosen.values()], *[f for f, _ in whole], *[f for f, _ in partial]])
     parts = list(index.uses_of(files))
     by_group: dict[str, list[str]] = {group: [] for group in GROUPS}
-    for loc in locs:
-        kind = loc.item.kind
-        by_group["type" if kind in TYPE_KINDS else "value" if kind in ("const", "static") else kind].append(loc.item.stub)
+    for order in sorted(chosen):
+        item = chosen[order].item
+        kind = item.kind
+        by_group["type" if kind in TYPE_KINDS else "value" if kind in ("const", "static") else kind].append(item.stub)
     for group in GROUPS:
         parts += by_group[group]
-    impls_by_key = index.impl_at
+    impl_order, impls_by_key = index.impl_order, index.impl_at
     own_key = (file, decl.impl_key) if decl.impl_key else None
-    for key in sorted(method_stubs, key=lambda k: impls_by_key[k].order if k in impls_by_key else 0):
+    for key in sorted([*whole, *partial], key=lambda k: impl_order.get(k, 0)):
         if key == own_key and decl.trait_name:
             continue  # rendered around the declaration itself
         impl = impls_by_key.get(key)
-        methods = method_stubs[key]
-        if impl is None or (not methods and impl.item.trait_name is None):
+        if impl is None:
             continue
-        parts.append(index.impl_block(key, list(methods.values())))
+        if key in whole:
+            parts.append(index.whole_impl_block(key))
+            continue
+        methods = partial[key]
+        if methods or impl.item.trait_name is not None:
+            parts.append(index.impl_block(key, list(methods.values())))
     head, tail = "", ""
     if decl.kind == "method" and decl.impl_header:
         siblings = ""
-        if decl.trait_name and own_key in method_stubs:
-            own = method_stubs[own_key]
+        if decl.trait_name and own_key in partial:
+            own = partial[own_key]
             siblings = "".join(indent(own[o].item.stub) + "\n" for o in sorted(own))  # a few per method
         head, tail = f"{decl.impl_header} {{\n{siblings}", "}"
     elif decl.kind == "method" and decl.trait_name:  # a provided method inside its trait

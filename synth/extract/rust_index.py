@@ -24,18 +24,18 @@ def base_name(type_text: str | None) -> str | None:
     return names[-1] if names else None
 
 
-@dataclass
 class Located:
-    item: RustItem
-    file: str
-    order: int  # position in the crate (files in order, items in order): rendering is deterministic
+    """An item where it is in the crate, with what context building asks of it precomputed."""
 
-    @property
-    def impl_key(self) -> ImplKey:
-        """For a method: its impl; for an impl: itself."""
-        if self.item.kind == "impl":
-            return self.file, (self.item.item_start, self.item.end_byte)
-        return self.file, self.item.impl_key
+    __slots__ = ("item", "file", "order", "impl_key", "names", "is_type")
+
+    def __init__(self, item: RustItem, file: str, order: int):
+        self.item, self.file = item, file
+        self.order = order  # position in the crate (files in order, items in order): rendering is deterministic
+        # a method's impl, or an impl itself
+        self.impl_key: ImplKey = (file, (item.item_start, item.end_byte) if item.kind == "impl" else item.impl_key)
+        self.names = item.uses if item.kind in ("const", "static") else item.signature_uses  # its stub needs
+        self.is_type = item.kind in TYPE_KINDS
 
 
 @dataclass
@@ -65,7 +65,7 @@ class CrateIndex:
         self.modules: set[str] = set()
         self._order = 0
         self._indented: dict[int, str] = {}
-        self._picks: dict[tuple[str, str], Located | None] = {}
+        self._picks: dict[str, dict[str, Located | None]] = {}  # module -> name -> pick
         self._type_facts: dict[int, TypeFacts] = {}
         self._blocks: dict[ImplKey, str] = {}
         self._uses_of: dict[frozenset[str], list[str]] = {}
@@ -74,7 +74,8 @@ class CrateIndex:
         self.use_lines[rel] = use_lines
         for cache in (self._picks, self._type_facts, self._blocks, self._uses_of):
             cache.clear()  # a new file can change any of them
-        self.__dict__.pop("kept_uses", None)
+        for cached in ("kept_uses", "named_names", "method_name_set", "impl_order"):
+            self.__dict__.pop(cached, None)
         for item in items:
             self.modules.update(item.module_path.split("::"))
             if item.is_test:
@@ -101,6 +102,18 @@ class CrateIndex:
     @property
     def known(self) -> set[str]:
         return self.named.keys()
+
+    @functools.cached_property
+    def named_names(self) -> frozenset[str]:
+        return frozenset(self.named)
+
+    @functools.cached_property
+    def method_name_set(self) -> frozenset[str]:
+        return frozenset(self.method_owners)
+
+    @functools.cached_property
+    def impl_order(self) -> dict[ImplKey, int]:
+        return {key: loc.order for key, loc in self.impl_at.items()}
 
     @functools.cached_property
     def kept_uses(self) -> dict[str, list[str]]:
@@ -130,13 +143,17 @@ class CrateIndex:
     def near_methods(self, owner: str, name: str, module: str) -> list[Located]:
         return self.methods_in.get((owner, name, module)) or self.methods.get((owner, name), [])
 
+    def picks(self, module: str) -> dict[str, Located | None]:
+        """The picks made so far for declarations in `module` (fill with `pick`)."""
+        return self._picks.setdefault(module, {})
+
     def pick(self, name: str, module: str, exclude: RustItem | None = None) -> Located | None:
         """Same module first, else the first in crate order; never `exclude` (the declaration)."""
         if exclude is None:
-            key = (name, module)
-            if key not in self._picks:
-                self._picks[key] = self.pick(name, module, _NOTHING)
-            return self._picks[key]
+            picks = self.picks(module)
+            if name not in picks:
+                picks[name] = self.pick(name, module, _NOTHING)
+            return picks[name]
         for loc in self.named_in.get((name, module), []):
             if loc.item is not exclude:
                 return loc
@@ -160,17 +177,17 @@ class CrateIndex:
             facts = self._type_facts[loc.order] = TypeFacts(keys, frozenset(names), methods)
         return facts
 
+    def whole_impl_block(self, key: ImplKey) -> str:
+        block = self._blocks.get(key)
+        if block is None:
+            block = self._blocks[key] = self.impl_block(key, self.members.get(key, []))
+        return block
+
     def impl_block(self, key: ImplKey, methods: list[Located]) -> str:
-        """`impl ... {` with the stubs of `methods` (in crate order) `}`; whole impls are kept."""
-        whole = len(methods) == len(self.members.get(key, ()))
-        if whole and key in self._blocks:
-            return self._blocks[key]
+        """`impl ... {` with the stubs of `methods` (in crate order) `}`."""
         signature = self.impl_at[key].item.signature
         body = "\n".join(self.indented_stub(loc) for loc in sorted(methods, key=lambda loc: loc.order))
-        block = f"{signature} {{\n{body}\n}}" if body else f"{signature} {{}}"
-        if whole:
-            self._blocks[key] = block
-        return block
+        return f"{signature} {{\n{body}\n}}" if body else f"{signature} {{}}"
 
 
 _NOTHING = object()  # excludes nothing: no item is this
