@@ -35,8 +35,9 @@ def _closure(decl: RustItem, index: CrateIndex) -> tuple[dict[int, Located], dic
     own impl) only ever adds names it already uses, so names are grown without those checks and
     the exclusions are applied when rendering."""
     module = decl.module_path
-    seen = set(decl.uses)
-    seen.update((base_name(decl.self_type) or "", decl.trait_name or ""))
+    relevant = index.relevant  # other names can bring nothing: sets stay small
+    seen = set(decl.uses & relevant)
+    seen.update(n for n in (base_name(decl.self_type), decl.trait_name) if n in relevant)
     fresh = set(seen)
     picks = index.picks(module)
     named, method_names = index.named_names, index.method_name_set
@@ -53,7 +54,7 @@ def _closure(decl: RustItem, index: CrateIndex) -> tuple[dict[int, Located], dic
             if loc is None or loc.order in chosen:
                 continue
             chosen[loc.order] = loc
-            grown |= loc.names
+            grown |= index.names_of(loc)
             if loc.is_type:
                 types.setdefault(loc.item.name, []).append(loc)
                 facts = index.type_facts(loc)

@@ -69,12 +69,13 @@ class CrateIndex:
         self._type_facts: dict[int, TypeFacts] = {}
         self._blocks: dict[ImplKey, str] = {}
         self._uses_of: dict[frozenset[str], list[str]] = {}
+        self._names: dict[int, frozenset[str]] = {}
 
     def add_file(self, rel: str, items: list[RustItem], use_lines: list[str]) -> None:
         self.use_lines[rel] = use_lines
-        for cache in (self._picks, self._type_facts, self._blocks, self._uses_of):
+        for cache in (self._picks, self._type_facts, self._blocks, self._uses_of, self._names):
             cache.clear()  # a new file can change any of them
-        for cached in ("kept_uses", "named_names", "method_name_set", "impl_order"):
+        for cached in ("kept_uses", "named_names", "method_name_set", "relevant", "impl_order"):
             self.__dict__.pop(cached, None)
         for item in items:
             self.modules.update(item.module_path.split("::"))
@@ -110,6 +111,19 @@ class CrateIndex:
     @functools.cached_property
     def method_name_set(self) -> frozenset[str]:
         return frozenset(self.method_owners)
+
+    @functools.cached_property
+    def relevant(self) -> frozenset[str]:
+        """The names that can bring something into a context (an item's or a method's); the
+        others (locals, fields, std names) are dropped from every name set up front."""
+        return self.named_names | self.method_name_set
+
+    def names_of(self, loc: Located) -> frozenset[str]:
+        """The relevant names `loc`'s stub uses."""
+        names = self._names.get(loc.order)
+        if names is None:
+            names = self._names[loc.order] = frozenset(loc.names & self.relevant)
+        return names
 
     @functools.cached_property
     def impl_order(self) -> dict[ImplKey, int]:
@@ -173,8 +187,8 @@ class CrateIndex:
             methods = {}
             for method_name in self.method_names.get(name, ()):
                 found = tuple(self.near_methods(name, method_name, module))
-                methods[method_name] = found, frozenset().union(*(m.item.signature_uses for m in found))
-            facts = self._type_facts[loc.order] = TypeFacts(keys, frozenset(names), methods)
+                methods[method_name] = found, frozenset().union(*(m.item.signature_uses for m in found)) & self.relevant
+            facts = self._type_facts[loc.order] = TypeFacts(keys, frozenset(names & self.relevant), methods)
         return facts
 
     def whole_impl_block(self, key: ImplKey) -> str:
