@@ -232,3 +232,20 @@ def test_contexts_match_the_reference_builder():
                     assert build_context(item, rel, index) == reference_context(item, rel, index), (rel, item.name)
                     compared += 1
     assert compared >= 60
+
+
+def test_scaled_crate_copies_stay_distinct(tmp_path):
+    """The bench's scaling crate: k copies give k times the declarations, and each copy's
+    contexts name only its own items (so time and memory can grow linearly)."""
+    from benchmarks.extract_bench import write_copies
+    one = extract_paths([write_copies(EXAMPLE_CRATE, tmp_path / "x1", 1)], ExtractOptions(jobs=1))
+    four = extract_paths([write_copies(EXAMPLE_CRATE, tmp_path / "x4", 4)], ExtractOptions(jobs=1))
+    assert len(four.declarations) == 4 * len(one.declarations) > 40
+    left_out = one.summary()["declarations_left_out"]
+    assert four.summary()["declarations_left_out"] == {reason: 4 * n for reason, n in left_out.items()}
+    third = [d for d in four.declarations if d.references and all(r.endswith("_3") for r in d.references)]
+    with_refs = [d for d in one.declarations if d.references]
+    assert len(third) == len(with_refs)
+    for decl in four.declarations:
+        if decl.name.endswith("_2"):
+            assert all(r.endswith("_2") for r in decl.references), (decl.name, decl.references)
