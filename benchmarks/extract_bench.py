@@ -7,7 +7,8 @@
   memory of the process with its workers (their RSS summed, sampled every 20 ms).
 - scaling: one real crate copied 1x, 4x and 16x into the same files (each copy's item names
   suffixed, so the bigger crate stays valid and its names distinct), extracted serially: time
-  and memory (above an empty run's) should grow with the copies, not faster (the ratios)."""
+  and memory (above an empty run's: interpreter start and imports) should grow with the
+  copies, not faster (the ratios)."""
 from __future__ import annotations
 
 import json
@@ -150,11 +151,13 @@ def _resident_pages(pid: int) -> int:
 
 
 def scale_crate(paths: list[Path]) -> Path:
-    """The crate to scale: semver from the registry when it is installed, else the example crate."""
-    for path in [*paths, REGISTRY]:
-        found = sorted(path.glob("semver-1.*")) if path.is_dir() else []
-        if found:
-            return found[0]
+    """The crate to scale: bytes (trait-heavy, large contexts) or semver from the registry when
+    installed, else the example crate."""
+    for pattern in ("bytes-1.*", "semver-1.*"):
+        for path in [*paths, REGISTRY]:
+            found = sorted(path.glob(pattern)) if path.is_dir() else []
+            if found:
+                return found[0]
     return REPO / "examples" / "rust"
 
 
@@ -162,18 +165,20 @@ def scaling(crate: Path, repeats: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="synth-bench-scale-") as tmp:
         empty = Path(tmp) / "empty"
         empty.mkdir()
-        baseline = statistics.median(run_cli_extract([empty], 1)["peak_rss_mb"] for _ in range(max(1, repeats)))
+        empty_runs = [run_cli_extract([empty], 1) for _ in range(max(1, repeats))]
+        baseline = statistics.median(r["peak_rss_mb"] for r in empty_runs)
+        startup = statistics.median(r["seconds"] for r in empty_runs)
         seconds, memory, declarations = [], [], []
         for copies in COPIES:
             scaled = write_copies(crate, Path(tmp) / f"x{copies}", copies)
             runs = [run_cli_extract([scaled], 1) for _ in range(max(1, repeats))]
-            seconds.append(statistics.median(r["seconds"] for r in runs))
+            seconds.append(statistics.median(r["seconds"] for r in runs) - startup)
             memory.append(statistics.median(r["peak_rss_mb"] for r in runs) - baseline)
             declarations.append(runs[0]["summary"]["declarations"])
     return {
         "crate": str(crate), "copies": list(COPIES), "declarations": declarations,
-        "seconds": [round(s, 2) for s in seconds], "rss_above_empty_run_mb": [round(m) for m in memory],
-        "empty_run_rss_mb": round(baseline),
+        "seconds_above_empty_run": [round(s, 2) for s in seconds], "rss_above_empty_run_mb": [round(m) for m in memory],
+        "empty_run_s": round(startup, 2), "empty_run_rss_mb": round(baseline),
         "declaration_ratios": [round(d / declarations[0], 2) for d in declarations],
         "time_ratios": [round(s / seconds[0], 2) for s in seconds],
         "memory_ratios": [round(m / memory[0], 2) for m in memory],
