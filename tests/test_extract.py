@@ -195,8 +195,14 @@ def test_parallel_output_is_the_serial_bytes_even_when_every_part_is_sharded(tmp
     root = _crate_with_nested_crate_and_broken_files(tmp_path / "c")
     write_corpus(root / "generated", 120_000)
     serial = extract_module.extract_to_jsonl([root], tmp_path / "serial.jsonl", ExtractOptions(jobs=1))
+    from synth.extract import work
+    from synth.extract.plan import shards
     monkeypatch.setattr(extract_module, "SPLIT_AFTER_S", 0.0)  # every part stops after its first file
+    monkeypatch.setattr(work, "REPARSE_FACTOR", 0)
+    made = []
+    monkeypatch.setattr(extract_module, "shards", lambda *a: made.append(shards(*a)) or made[-1])
     sharded = extract_module.extract_to_jsonl([root], tmp_path / "sharded.jsonl", ExtractOptions(jobs=2))
+    assert sum(map(len, made)) > 10  # the crates were finished in shards
     assert (tmp_path / "serial.jsonl").read_bytes() == (tmp_path / "sharded.jsonl").read_bytes()
     assert serial.summary() == sharded.summary()
     summary = serial.summary()

@@ -24,7 +24,7 @@ from .plan import Part, plan, shards
 from .vox import load_grammar
 from .work import PartOutput, run_part
 
-SPLIT_AFTER_S = 2.0  # a part running longer than this is finished in shards
+SPLIT_AFTER_S = 2.0  # a part taking more CPU seconds than this is finished in shards
 
 
 @dataclass
