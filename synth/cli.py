@@ -72,19 +72,18 @@ def cmd_bench(args) -> int:
 
 
 def cmd_extract(args) -> int:
-    from synth.extract import extract_paths
-    from synth.extract.extract import ExtractOptions
-    from synth.jsonl import write_jsonl
+    from synth.extract.extract import ExtractOptions, extract_to_jsonl
 
     for raw in args.paths:
         if not Path(raw).exists():
             raise UsageError(f"{raw}: no such file or directory")
     options = ExtractOptions(include_tests=args.include_tests, max_bytes=args.max_bytes, vox_grammar=args.vox_grammar)
+    if args.jobs:
+        options.jobs = args.jobs
     try:
-        result = extract_paths(args.paths, options)
+        result = extract_to_jsonl(args.paths, args.out, options)
     except OSError as exc:  # e.g. a grammar library that cannot be loaded
         raise UsageError(f"cannot load the Vox grammar {args.vox_grammar}: {exc}") from exc
-    write_jsonl(args.out, result.declarations)
     summary = {**result.summary(), "out": args.out}
     show(args, summary, lambda: print_extract_summary(summary, args.out))
     return EXIT_OK

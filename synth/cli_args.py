@@ -32,7 +32,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")
     bench.add_argument("--crates", nargs="+", metavar="PATH",
-                       help="oracle: Rust sources for the pipeline stream (default examples/rust)")
+                       help="oracle: Rust sources for the pipeline stream (default examples/rust); "
+                            "extract: real sources to measure (and a crate among them to scale)")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     bench.set_defaults(command="bench")
 
@@ -44,6 +45,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                          "`#[cfg(test)]` modules, tests/, benches/, examples/)")
     extract.add_argument("--max-bytes", type=int, default=1_000_000, help="skip larger files")
     extract.add_argument("--vox-grammar", help="compiled tree-sitter grammar for Vox (shared library)")
+    extract.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1: in this process)")
     extract.set_defaults(command="extract")
 
     mutate = sub.add_parser("mutate", help="repair rows from compiler-rejected mutants (no LLM, no spend)")

@@ -1,10 +1,10 @@
 """Declaration extraction: exact spans, real names, clean answers, well-posed context, nothing lost."""
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from conftest import EXAMPLE_CRATE, ROOT
 
 from benchmarks.fixtures.rust_corpus import write_corpus
@@ -179,9 +179,79 @@ def test_cli_extract(tmp_path):
     assert again.read_bytes() == out.read_bytes()  # a refused run leaves the previous output alone
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_parallel_and_serial_agree(tmp_path, jobs):
-    write_corpus(tmp_path / "c", 60_000)
-    serial = extract_paths([tmp_path / "c"], ExtractOptions(jobs=1))
-    other = extract_paths([tmp_path / "c"], ExtractOptions(jobs=jobs))
-    assert [d.model_dump() for d in serial.declarations] == [d.model_dump() for d in other.declarations]
+def _crate_with_nested_crate_and_broken_files(root: Path) -> Path:
+    """The example crate, a crate inside its folder (paths interleave), and files that are skipped."""
+    shutil.copytree(EXAMPLE_CRATE, root / "outer")
+    shutil.copytree(EXAMPLE_CRATE / "src", root / "outer" / "src" / "inner" / "src")
+    (root / "outer" / "src" / "inner" / "Cargo.toml").write_text('[package]\nname = "inner"\n')
+    (root / "outer" / "src" / "broken.rs").write_text("fn (((\n")
+    (root / "outer" / "src" / "latin1.rs").write_bytes(b"// caf\xe9\nfn f() {}\n")
+    shutil.copy(FIXTURES / "metadata.vox", root / "outer" / "src" / "z.vox")
+    return root
+
+
+def test_parallel_output_is_the_serial_bytes_even_when_every_part_is_sharded(tmp_path, monkeypatch):
+    from synth.extract import extract as extract_module
+    root = _crate_with_nested_crate_and_broken_files(tmp_path / "c")
+    write_corpus(root / "generated", 120_000)
+    serial = extract_module.extract_to_jsonl([root], tmp_path / "serial.jsonl", ExtractOptions(jobs=1))
+    from synth.extract import work
+    from synth.extract.plan import shards
+    monkeypatch.setattr(extract_module, "SPLIT_AFTER_S", 0.0)  # every part stops after its first file
+    monkeypatch.setattr(work, "REPARSE_FACTOR", 0)
+    made = []
+    monkeypatch.setattr(extract_module, "shards", lambda *a: made.append(shards(*a)) or made[-1])
+    sharded = extract_module.extract_to_jsonl([root], tmp_path / "sharded.jsonl", ExtractOptions(jobs=2))
+    assert sum(map(len, made)) > 10  # the crates were finished in shards
+    assert (tmp_path / "serial.jsonl").read_bytes() == (tmp_path / "sharded.jsonl").read_bytes()
+    assert serial.summary() == sharded.summary()
+    summary = serial.summary()
+    rust_and_vox_files = len(list(root.rglob("*.rs"))) + len(list(root.rglob("*.vox")))
+    assert summary["files_read"] == rust_and_vox_files - 1  # latin1.rs is not UTF-8
+    assert {s["path"] for s in summary["skipped"]} == {"outer/src/broken.rs", "outer/src/latin1.rs"}
+    rows = [json.loads(line) for line in (tmp_path / "serial.jsonl").read_text().splitlines()]
+    assert len(rows) == summary["declarations"] > 500
+    assert [(r["path"], r["start_byte"], r["end_byte"]) for r in rows] == sorted(
+        (r["path"], r["start_byte"], r["end_byte"]) for r in rows)  # the nested crate's files interleave
+    inner = [r for r in rows if r["path"].startswith("outer/src/inner/")]
+    assert inner and all(r["crate_root"].endswith("outer/src/inner") for r in inner)
+
+
+def test_contexts_match_the_reference_builder():
+    """The linear builder gives every declaration the context the old fixed point gave it."""
+    from reference_context import reference_context
+
+    from synth.extract.rust import module_path_for, parse_rust
+    from synth.extract.rust_context import CrateIndex, build_context
+    crates = [EXAMPLE_CRATE, *sorted(Path("/usr/share/cargo/registry").glob("semver-1.*"))[:1]]
+    compared = 0
+    for crate in crates:
+        index, files = CrateIndex(), []
+        for path in sorted(crate.rglob("*.rs")):
+            rel = str(path.relative_to(crate))
+            parsed = parse_rust(path.read_bytes(), module_path_for(rel, rel))
+            index.add_file(rel, parsed.items, parsed.use_lines)
+            files.append((rel, parsed))
+        for rel, parsed in files:
+            for item in parsed.items:
+                if not item.is_test:
+                    assert build_context(item, rel, index) == reference_context(item, rel, index), (rel, item.name)
+                    compared += 1
+    assert compared >= 60
+
+
+def test_scaled_crate_copies_stay_distinct(tmp_path):
+    """The bench's scaling crate: k copies give k times the declarations, and each copy's
+    contexts name only its own items (so time and memory can grow linearly)."""
+    from benchmarks.extract_bench import write_copies
+    one = extract_paths([write_copies(EXAMPLE_CRATE, tmp_path / "x1", 1)], ExtractOptions(jobs=1))
+    four = extract_paths([write_copies(EXAMPLE_CRATE, tmp_path / "x4", 4)], ExtractOptions(jobs=1))
+    assert len(four.declarations) == 4 * len(one.declarations) > 40
+    left_out = one.summary()["declarations_left_out"]
+    assert four.summary()["declarations_left_out"] == {reason: 4 * n for reason, n in left_out.items()}
+    third = [d for d in four.declarations if d.references and all(r.endswith("_3") for r in d.references)]
+    with_refs = [d for d in one.declarations if d.references]
+    assert len(third) == len(with_refs)
+    for decl in four.declarations:
+        if decl.name.endswith("_2"):
+            assert all(r.endswith("_2") for r in decl.references), (decl.name, decl.references)

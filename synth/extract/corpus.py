@@ -77,26 +77,9 @@ def collect(paths: list[str | Path], max_bytes: int = MAX_BYTES_DEFAULT, langs: 
     """Files under `paths` (files or folders), in a stable order, with the skip report. A crate's
     test and example code is left out (each file with its reason) unless `include_tests`."""
     corpus = Corpus()
-    for raw in paths:
-        root = Path(raw).resolve()
-        if not root.exists():
-            corpus.skipped.append(Skip(str(raw), "no such file or directory"))
-            continue
-        # With several roots a path starts with its root's name: two crates' `src/lib.rs` differ.
-        base = root.parent if root.is_file() or len(paths) > 1 else root
-        candidates = [root] if root.is_file() else _walk(root, base, corpus)
-        for path in candidates:
-            rel = str(path.relative_to(base))
-            lang = LANG_BY_SUFFIX.get(path.suffix)
-            if lang is None or (langs and lang not in langs):
-                if root.is_file():
-                    corpus.skipped.append(Skip(rel, f"not a Rust or Vox file ({path.suffix or 'no suffix'})"))
-                continue
-            if path.name.endswith(".generated.rs"):
-                corpus.skipped.append(Skip(rel, "generated file (*.generated.rs)"))
-                continue
-            result = read_source(path, rel, lang, max_bytes)
-            (corpus.skipped if isinstance(result, Skip) else corpus.files).append(result)
+    for path, rel, lang in list_sources(paths, corpus.skipped, langs):
+        result = read_source(path, rel, lang, max_bytes)
+        (corpus.skipped if isinstance(result, Skip) else corpus.files).append(result)
     kept, tests = split_test_code(corpus.files)
     if not include_tests:
         corpus.files = kept
@@ -112,48 +95,75 @@ def crate_root_of(path: Path) -> Path | None:
 
 
 def split_test_code(files: list[SourceFile]) -> tuple[list[SourceFile], list[SourceFile]]:
-    """(product files, test code, each with its `test_code` reason): a crate's tests/, benches/,
-    examples/, and modules only a `#[cfg(test)] mod NAME;` declares (`src/tests.rs`, `src/tests/**`)."""
+    """(product files, test code, each with its `test_code` reason)."""
     roots = {id(f): crate_root_of(f.path) for f in files if f.lang == "rust"}
-    test_paths = [p for f in files if roots.get(id(f)) for p in _cfg_test_module_paths(f)]
+    test_paths = [p for f in files if roots.get(id(f)) for p in cfg_test_module_paths(f.path, f.text)]
     kept, skipped = [], []
     for f in files:
-        root = roots.get(id(f))
-        reason = None
-        if root is not None:
-            top = f.path.relative_to(root).parts[0]
-            if top in TEST_CODE_DIRS:
-                reason = f"test or example code: {TEST_CODE_DIRS[top]}"
-            elif any(f.path == p or p in f.path.parents for p in test_paths):
-                reason = "test or example code: a module only `#[cfg(test)]` declares"
-        f.test_code = reason
-        (skipped if reason else kept).append(f)
+        f.test_code = test_code_reason(f.path, roots.get(id(f)), test_paths)
+        (skipped if f.test_code else kept).append(f)
     return kept, skipped
 
 
-def _cfg_test_module_paths(source: SourceFile) -> list[Path]:
+def test_code_reason(path: Path, crate_root: Path | None, test_paths: list[Path]) -> str | None:
+    """Why a crate's file is test or example code (None: product code): a crate's tests/, benches/,
+    examples/, and modules only a `#[cfg(test)] mod NAME;` declares (`src/tests.rs`, `src/tests/**`)."""
+    if crate_root is None:
+        return None
+    top = path.relative_to(crate_root).parts[0]
+    if top in TEST_CODE_DIRS:
+        return f"test or example code: {TEST_CODE_DIRS[top]}"
+    if any(path == p or p in path.parents for p in test_paths):
+        return "test or example code: a module only `#[cfg(test)]` declares"
+    return None
+
+
+def cfg_test_module_paths(path: Path, text: str) -> list[Path]:
     """Where the `#[cfg(test)] mod NAME;` lines of one file put their modules (file and folder)."""
-    if "cfg(test)" not in source.text:
+    if "cfg(test)" not in text:
         return []
-    own = source.path.parent if source.path.name in ("lib.rs", "main.rs", "mod.rs") else \
-        source.path.parent / source.path.stem
+    own = path.parent if path.name in ("lib.rs", "main.rs", "mod.rs") else path.parent / path.stem
     out = []
-    for m in TEST_MODULE.finditer(source.text):
+    for m in TEST_MODULE.finditer(text):
         attr = PATH_ATTR.search(m.group(1))
         if attr:
-            out.append((source.path.parent / attr.group(1)).resolve())
+            out.append((path.parent / attr.group(1)).resolve())
         else:
             out += [own / f"{m.group(2)}.rs", own / m.group(2)]
     return out
 
 
-def _walk(root: Path, base: Path, corpus: Corpus):
+def list_sources(paths: list[str | Path], skipped: list[Skip], langs: set[str] | None = None):
+    """(path, rel, lang) of each candidate file under `paths`, in a stable order, unread; what is
+    left out before reading is appended to `skipped`."""
+    for raw in paths:
+        root = Path(raw).resolve()
+        if not root.exists():
+            skipped.append(Skip(str(raw), "no such file or directory"))
+            continue
+        # With several roots a path starts with its root's name: two crates' `src/lib.rs` differ.
+        base = root.parent if root.is_file() or len(paths) > 1 else root
+        candidates = [root] if root.is_file() else _walk(root, base, skipped)
+        for path in candidates:
+            rel = str(path.relative_to(base))
+            lang = LANG_BY_SUFFIX.get(path.suffix)
+            if lang is None or (langs and lang not in langs):
+                if root.is_file():
+                    skipped.append(Skip(rel, f"not a Rust or Vox file ({path.suffix or 'no suffix'})"))
+                continue
+            if path.name.endswith(".generated.rs"):
+                skipped.append(Skip(rel, "generated file (*.generated.rs)"))
+                continue
+            yield path, rel, lang
+
+
+def _walk(root: Path, base: Path, skipped: list[Skip]):
     for dirpath, dirnames, filenames in os.walk(root):
         keep = []
         for d in sorted(dirnames):
             if d in SKIP_DIRS:
                 rel = str((Path(dirpath) / d).relative_to(base))
-                corpus.skipped.append(Skip(rel + "/", SKIP_DIRS[d]))
+                skipped.append(Skip(rel + "/", SKIP_DIRS[d]))
             else:
                 keep.append(d)
         dirnames[:] = keep

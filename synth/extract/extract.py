@@ -1,20 +1,30 @@
-"""`synth extract`: files -> declarations, with a report of everything skipped and why."""
+"""`synth extract`: files -> declarations JSONL, with a report of everything skipped and why.
+
+Work is cut into parts (plan.py) that run in a process pool; each writes its declarations to a
+file of its own, and the parts are appended to the output in order as they finish, so the output
+is the same bytes whatever the number of workers. A part still running after a few seconds (a
+crate with large contexts) stops at a file boundary and the rest of its files become shards that
+every worker shares."""
 from __future__ import annotations
 
+import itertools
 import os
-import re
+import shutil
+import tempfile
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .clean import strip_metadata
-from .corpus import Corpus, Skip, collect
-from .model import Declaration, content_hash, declaration_id
-from .rust import module_path_for, parse_rust
-from .rust_owner import method_owner_block
-from .rust_context import CrateIndex, build_context
-from .vox import load_grammar, parse_vox, parse_vox_with_grammar
+from synth.jsonl import _atomic_write
+
+from .corpus import Skip
+from .model import Declaration
+from .plan import Part, plan, shards
+from .vox import load_grammar
+from .work import PartOutput, run_part
+
+SPLIT_AFTER_S = 2.0  # a part taking more CPU seconds than this is finished in shards
 
 
 @dataclass
@@ -28,11 +38,15 @@ class ExtractOptions:
 
 @dataclass
 class ExtractResult:
-    declarations: list[Declaration] = field(default_factory=list)
+    declarations: list[Declaration] = field(default_factory=list)  # extract_paths only
     skipped: list[Skip] = field(default_factory=list)
     files_read: int = 0
     bytes_read: int = 0
     dropped: Counter = field(default_factory=Counter)  # declarations left out, by reason
+    written: int = 0  # declarations made
+    by_lang_kind: Counter = field(default_factory=Counter)
+    near_parse_error: int = 0
+    retired: int = 0
 
     def summary(self) -> dict:
         return {
@@ -41,155 +55,105 @@ class ExtractResult:
             "files_skipped": len(self.skipped),
             "skipped_by_reason": dict(Counter(_reason_kind(s.reason) for s in self.skipped)),
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
-            "declarations": len(self.declarations),
-            "by_lang_kind": dict(sorted(Counter(f"{d.lang}:{d.kind}" for d in self.declarations).items())),
+            "declarations": self.written,
+            "by_lang_kind": dict(sorted(self.by_lang_kind.items())),
             "declarations_left_out": dict(self.dropped),
-            "near_parse_error": sum(d.near_parse_error for d in self.declarations),
-            "retired": sum(d.retired for d in self.declarations),
+            "near_parse_error": self.near_parse_error,
+            "retired": self.retired,
         }
+
+    def add(self, part: PartOutput, skipped: list) -> None:
+        self.files_read += part.files_read
+        self.bytes_read += part.bytes_read
+        self.dropped.update(part.dropped)
+        self.written += part.declarations
+        self.by_lang_kind.update(part.by_lang_kind)
+        self.near_parse_error += part.near_parse_error
+        self.retired += part.retired
+        skipped += part.skipped
 
 
 def _reason_kind(reason: str) -> str:
     return reason.split(":")[0].split(" (")[0]
 
 
-def crate_root_of(path: Path) -> Path | None:
-    for parent in path.parents:
-        if (parent / "Cargo.toml").exists():
-            return parent
-    return None
-
-
 def extract_paths(paths: list[str | Path], options: ExtractOptions | None = None) -> ExtractResult:
-    """Declarations of every Rust and Vox file under `paths`. Each crate (or loose file) is one
-    unit of work; with `options.jobs` > 1 units run in a process pool. Output order is stable."""
-    options = options or ExtractOptions()
-    if options.vox_grammar:
-        load_grammar(options.vox_grammar)  # fail before any work if the grammar cannot be used
-    corpus: Corpus = collect(paths, max_bytes=options.max_bytes, include_tests=options.include_tests)
-    result = ExtractResult(skipped=list(corpus.skipped))
-    units: dict[str, list[tuple[str, str, bytes, str | None]]] = {}
-    for source in corpus.files:
-        result.files_read += 1
-        result.bytes_read += len(source.data)
-        if source.lang == "rust":
-            crate_root = crate_root_of(source.path)
-            key = str(crate_root) if crate_root else f"file:{source.rel}"
-            if crate_root and source.test_code:  # (--include-tests) apart from the library it tests
-                key = f"tests:{crate_root}"
-            rel_in_crate = str(source.path.relative_to(crate_root)) if crate_root else None
-        else:
-            key, rel_in_crate = f"vox:{source.rel}", None
-        units.setdefault(key, []).append((source.rel, source.lang, source.data, rel_in_crate))
-    jobs = [(key, files, options) for key, files in units.items()]
-    if options.jobs > 1 and len(jobs) > 1:
-        # Workers send declarations back as JSON text: far cheaper to move than pickled models.
-        with ProcessPoolExecutor(max_workers=options.jobs) as pool:
-            outputs = list(pool.map(_unit_as_json, jobs, chunksize=max(1, len(jobs) // (8 * options.jobs))))
-        for out in outputs:
-            out.declarations = [Declaration.model_validate_json(line) for line in out.declarations]
-    else:
-        outputs = [_unit(job) for job in jobs]
-    for out in outputs:
-        result.declarations += out.declarations
-        result.dropped.update(out.dropped)
-        result.skipped += out.skipped
-    result.declarations.sort(key=lambda d: (d.path, d.start_byte, d.end_byte))
+    """Declarations of every Rust and Vox file under `paths`, in memory (for small corpora:
+    `extract_to_jsonl` streams a corpus of any size to a file)."""
+    with tempfile.TemporaryDirectory(prefix="synth-extract-") as tmp:
+        out = Path(tmp) / "declarations.jsonl"
+        result = extract_to_jsonl(paths, out, options)
+        with open(out, encoding="utf-8") as f:
+            result.declarations = [Declaration.model_validate_json(line) for line in f]
     return result
 
 
-@dataclass
-class _UnitOutput:
-    declarations: list = field(default_factory=list)
-    dropped: Counter = field(default_factory=Counter)
-    skipped: list = field(default_factory=list)
+def extract_to_jsonl(paths: list[str | Path], out: str | Path, options: ExtractOptions | None = None) -> ExtractResult:
+    """Write the declarations of every Rust and Vox file under `paths` to `out` (JSONL, ordered
+    by path then span; replaced atomically). Memory holds a crate's index per worker, not the
+    declarations."""
+    options = options or ExtractOptions()
+    if options.vox_grammar:
+        load_grammar(options.vox_grammar)  # fail before any work if the grammar cannot be used
+    skipped: list[tuple[tuple, Skip]] = []
+    parts = plan(paths, skipped, options.include_tests)
+    result = ExtractResult()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(f) -> None:
+        if options.jobs <= 1:
+            for part in parts:
+                result.add(run_part(part, options, f), skipped)
+            return
+        with tempfile.TemporaryDirectory(prefix=f".{out.name}.parts-", dir=out.parent) as tmp:
+            for path, output in _in_parallel(parts, options, Path(tmp)):
+                result.add(output, skipped)
+                f.flush()
+                with open(path, "rb") as part_file:
+                    shutil.copyfileobj(part_file, f.buffer, 1 << 20)
+                path.unlink()
+
+    _atomic_write(out, write)
+    result.skipped = [skip for _, skip in sorted(skipped, key=lambda pair: pair[0])]
+    return result
 
 
-def _unit_as_json(job) -> _UnitOutput:
-    out = _unit(job)
-    out.declarations = [d.model_dump_json() for d in out.declarations]
-    return out
+def _in_parallel(parts: list[Part], options: ExtractOptions, tmp: Path):
+    """(file, output) of each part in output order, as soon as it and all before it are done.
+    Parts are submitted in output order; one that stops early is followed by its shards."""
+    names = itertools.count()
+    with ProcessPoolExecutor(max_workers=options.jobs) as pool:
+        def submit(part: Part, budget: float | None) -> tuple[Path, Future]:
+            path = tmp / f"{next(names)}.jsonl"
+            return path, pool.submit(_part_to_file, part, options, str(path), budget)
+
+        slots = [(part, *submit(part, SPLIT_AFTER_S)) for part in parts]  # in output order
+        split: set[Future] = set()
+        written = 0
+        while written < len(slots):
+            wait([future for _, _, future in slots[written:] if not future.done()], return_when=FIRST_COMPLETED)
+            for position in range(len(slots) - 1, written - 1, -1):  # back to front: inserts keep places
+                part, _, future = slots[position]
+                if future.done() and future not in split and future.result().done is not None:
+                    split.add(future)
+                    rest = shards(part, future.result().done, 2 * options.jobs)
+                    slots[position + 1:position + 1] = [(shard, *submit(shard, None)) for shard in rest]
+            while written < len(slots) and slots[written][2].done():
+                yield slots[written][1], slots[written][2].result()
+                written += 1
 
 
-def _unit(job) -> _UnitOutput:
-    """One crate (its files share a name index), one loose Rust file, or one Vox file."""
-    key, files, options = job
-    out = _UnitOutput()
-    if key.startswith("vox:"):
-        vox_language = load_grammar(options.vox_grammar) if options.vox_grammar else None
-        for rel, _, data, _ in files:
-            _vox_file(rel, data, vox_language, out, options)
-        return out
-    parsed_files = []
-    for rel, _, data, rel_in_crate in files:
-        parsed = parse_rust(data, module_path_for(rel_in_crate, rel))
-        if parsed.dropped_broken:
-            out.dropped["contains a parse error"] += parsed.dropped_broken
-        if parsed.has_error and not parsed.items:
-            out.skipped.append(Skip(rel, "does not parse (no clean declaration)"))
-            continue
-        parsed_files.append((rel, rel_in_crate, parsed))
-    index = CrateIndex()
-    for rel, _, parsed in parsed_files:
-        index.add_file(rel, parsed.items, parsed.use_lines)
-    for rel, rel_in_crate, parsed in parsed_files:
-        for item in parsed.items:
-            if item.is_test and not options.include_tests:
-                out.dropped["test-only"] += 1
-                continue
-            decl = _rust_declaration(item, rel, key)
-            decl.is_test = decl.is_test or key.startswith("tests:")
-            decl.crate_path = rel_in_crate
-            if options.with_context:
-                ctx = build_context(item, rel, index)
-                decl.context, decl.references = ctx.text, ctx.references
-                decl.wrapper_head, decl.wrapper_tail = ctx.wrapper_head, ctx.wrapper_tail
-                decl.owner = method_owner_block(decl)
-            out.declarations.append(decl)
-    return out
+def _part_to_file(part: Part, options: ExtractOptions, path: str, budget: float | None) -> PartOutput:
+    with open(path, "w", encoding="utf-8") as f:
+        return run_part(part, options, f, budget)
 
 
-def _rust_declaration(item, rel: str, crate_key: str) -> Declaration:
-    digest = content_hash("rust", item.kind, item.name, item.text)
-    return Declaration(
-        id=declaration_id(rel, item.kind, item.name, item.start_byte, digest), lang="rust", kind=item.kind,
-        name=item.name, path=rel, start_byte=item.start_byte, end_byte=item.end_byte,
-        start_line=item.start_line, end_line=item.end_line, text=item.text, clean_text=strip_metadata(item.text),
-        doc=item.doc, signature=item.signature, body=item.body, hash=digest, module_path=item.module_path,
-        attributes=item.attributes, self_type=item.self_type, trait_name=item.trait_name, params=item.params,
-        return_type=item.return_type, near_parse_error=item.near_parse_error, is_test=item.is_test,
-        crate_root=None if crate_key.startswith(("file:", "tests:")) else crate_key,  # test code: never in-crate
-    )
-
-
-def _vox_file(rel: str, data: bytes, language, result: _UnitOutput, options: ExtractOptions) -> None:
-    parsed = parse_vox_with_grammar(data, language) if language is not None else parse_vox(data.decode())
-    if parsed.errors and not parsed.items:
-        result.skipped.append(Skip(rel, f"does not parse: {parsed.errors[0]}"))
-        return
-    if parsed.errors:
-        result.dropped["rest of file after a Vox parse error"] += 1
-    if parsed.unnamed:
-        result.dropped["Vox declaration without a name"] += len(parsed.unnamed)
-    for item in parsed.items:
-        is_test = any(d.startswith("@test") for d in item.decorators)
-        if is_test and not options.include_tests:
-            result.dropped["test-only"] += 1
-            continue
-        digest = content_hash("vox", item.kind, item.name, item.text)
-        result.declarations.append(Declaration(
-            id=declaration_id(rel, item.kind, item.name, item.start_byte, digest), lang="vox",
-            kind=item.kind, name=item.name, path=rel, start_byte=item.start_byte, end_byte=item.end_byte,
-            start_line=item.start_line, end_line=item.end_line, text=item.text, clean_text=strip_metadata(item.text),
-            doc=item.doc, signature=item.signature, body=item.body, hash=digest, retired=item.retired,
-            attributes=item.decorators, params=item.params, return_type=item.return_type,
-            near_parse_error=item.near_parse_error, is_test=is_test, context=_vox_context(parsed.items, item),
-        ))
-
-
-def _vox_context(items, item) -> str:
-    """The file's other declarations this one mentions, whole (types and tables first): placed
-    before the declaration they make a file that `vox check` can check on its own."""
-    mentioned = [o for o in items if o is not item and o.name and re.search(rf"\b{re.escape(o.name)}\b", item.text)]
-    mentioned.sort(key=lambda o: (o.kind not in ("type", "table"), o.start_byte))
-    return "".join(strip_metadata(o.text).strip() + "\n\n" for o in mentioned)
+def extract_sources(sources) -> tuple[list[Declaration], list[Skip]]:
+    """The declarations of a config's `[[sources]]` (each a path and its language), in id order."""
+    decls, skipped = [], []
+    for source in sources:
+        result = extract_paths([source.path], ExtractOptions())
+        decls += [d for d in result.declarations if d.lang == source.lang]
+        skipped += result.skipped
+    return sorted(decls, key=lambda d: d.id), skipped

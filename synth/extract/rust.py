@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from tree_sitter import Node, Query, QueryCursor
 
 from .clean import is_metadata_line
+from .rust_item import RustItem
 from .rust_syntax import field_text, rust_language, rust_parser
 
 ITEM_KINDS = {
@@ -17,7 +18,6 @@ ITEM_KINDS = {
     "impl_item": "impl", "const_item": "const", "static_item": "static", "type_item": "type",
     "macro_definition": "macro", "union_item": "union",
 }
-TYPE_KINDS = {"struct", "enum", "union", "type", "trait"}
 NEAR_ERROR_LINES = 2
 # Identifiers come from the source text with comments and literals blanked out: a regex over
 # bytes is ~10x faster than one tree-sitter node per identifier (keywords come along; harmless).
@@ -51,36 +51,6 @@ class IdentifierTable:
         else:
             words = set(WORD.findall(self.masked, start, hole[0])) | set(WORD.findall(self.masked, hole[1], end))
         return {w.decode() for w in words}
-
-
-@dataclass
-class RustItem:
-    """One extracted item, before context is attached."""
-
-    kind: str
-    name: str
-    start_byte: int  # span start, including leading docs and attributes
-    end_byte: int
-    start_line: int
-    end_line: int
-    item_start: int  # where the item itself starts (after docs/attributes)
-    doc: str
-    attributes: list[str]
-    signature: str
-    body: str
-    params: str
-    return_type: str
-    module_path: str
-    self_type: str | None = None
-    trait_name: str | None = None
-    impl_header: str | None = None  # methods: `impl<T> Trait for Type` text
-    impl_key: tuple[int, int] | None = None  # methods: span of their impl (to find siblings)
-    is_test: bool = False
-    near_parse_error: bool = False
-    uses: set[str] = field(default_factory=set)  # identifiers in the whole item
-    signature_uses: set[str] = field(default_factory=set)  # identifiers a stub of it needs
-    stub: str = ""  # the item as context: signature with `todo!()` body, or the full type
-    text: str = ""
 
 
 @dataclass

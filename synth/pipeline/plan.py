@@ -8,13 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from synth.config import SynthConfig
+from synth.extract.extract import extract_sources
 from synth.llm.plan import plan_calls
 from synth.llm.prices import PriceTable
 from synth.llm.response_cache import ResponseCache
 from synth.llm.tokens import count_text
 from synth.store import ItemStore
 
-from .setup import extract_sources, last_stats
+from .setup import last_stats
 
 TOTALS = ("items", "calls", "cache_hits", "input_tokens", "expected_output_tokens", "expected_cost_usd",
           "worst_case_usd", "expected_rows", "compiler_candidates", "compiler_s")
@@ -30,7 +31,7 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
     cache_dir = Path(config.run.cache_dir)
     store = ItemStore(cache_dir / "items")
     notes: list[str] = []
-    decls, _ = extract_sources(config)
+    decls, _ = extract_sources(config.sources)
     oracles = build_oracles({d.lang for d in decls}, config.oracles, VerdictCache(cache_dir / "verdicts"), notes)
     ctx = RunContext(store=store, oracles=oracles, client=None, seed=config.run.seed, models=config.models,
                      settings=config.stage_settings(), cache_dir=str(cache_dir), out=config.run.out,

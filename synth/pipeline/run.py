@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synth.config import SynthConfig
+from synth.extract.extract import extract_sources
 from synth.jsonl import write_json, write_jsonl
 from synth.lanes.base import StageOutput
 from synth.rows import Row
-
-from .setup import (DeferringClient, collect_batches, extract_sources, preflight,
-                    recover_crashed_ledgers)
-from .snapshot import write_snapshot
 from synth.store import ItemStore
+
+from .setup import DeferringClient, collect_batches, preflight, recover_crashed_ledgers
+from .snapshot import write_snapshot
 
 
 class Locked(RuntimeError):
@@ -102,7 +102,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         cache_dir = Path(config.run.cache_dir)
         store = ItemStore(cache_dir / "items")
         attention: list[str] = []
-        decls, _ = extract_sources(config)
+        decls, _ = extract_sources(config.sources)
         oracles = build_oracles({d.lang for d in decls}, config.oracles, VerdictCache(cache_dir / "verdicts"), attention)
         responses = ResponseCache(cache_dir / "llm")
         prices = PriceTable(config.run.prices) if config.run.prices else None

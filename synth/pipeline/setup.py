@@ -31,17 +31,6 @@ class DeferringClient:
         raise DeferredToBatch("queued for the batch API; answered in a later run")
 
 
-def extract_sources(config: SynthConfig):
-    from synth.extract.extract import extract_paths
-    from synth.extract.extract import ExtractOptions
-    decls, skipped = [], []
-    for source in config.sources:
-        result = extract_paths([source.path], ExtractOptions())
-        decls += [d for d in result.declarations if d.lang == source.lang]
-        skipped += result.skipped
-    return sorted(decls, key=lambda d: d.id), skipped
-
-
 def preflight(config: SynthConfig, lanes: dict, cap: float) -> None:
     """Before anything runs: every model a lane will call has a key and a price (a missing one
     would otherwise surface as a failure in the middle of the run)."""
