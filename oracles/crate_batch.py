@@ -31,6 +31,7 @@ IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 @dataclass
 class CrateBatchStats:
     compiler_runs: int = 0
+    candidates_compiled: int = 0  # splices not answered by the cache
     batch_runs: int = 0
     solo_runs: int = 0
     bisections: int = 0
@@ -134,6 +135,7 @@ class CrateBatchOracle:
                 verdicts[i] = hit
             else:
                 todo.setdefault(job.splice.crate_dir, []).append(i)
+        self.stats.candidates_compiled += sum(len(v) for v in todo.values())
         for crate_dir, indices in todo.items():
             if self.original(crate_dir).passed is False or not self._sentinel_ok.get(crate_dir):
                 groups = [[i] for i in indices]  # no sentinel, no batch: checked alone

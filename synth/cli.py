@@ -182,12 +182,17 @@ def cmd_mutate(args) -> int:
     if not 0 < args.max_share <= 1:
         raise UsageError("--max-share must be in (0, 1]")
     extracted = extract_paths(args.paths, ExtractOptions())
-    config = RepairConfig(seed=args.seed, max_share=args.max_share, diff=args.diff)
+    config = RepairConfig(seed=args.seed, max_share=args.max_share, diff=args.diff, in_crate=args.in_crate)
     cache = _open_cache(args)
     results, notes = {}, []
     langs = {d.lang for d in extracted.declarations}
     if "rust" in langs:
-        results["rust"] = repair_rows(extracted.declarations, RustOracle(RustConfig(jobs=args.jobs), cache=cache), config)
+        from oracles.crate_batch import CrateBatchOracle
+        crate_oracle = CrateBatchOracle(cache=cache) if args.in_crate != "never" else None
+        results["rust"] = repair_rows(extracted.declarations, RustOracle(RustConfig(jobs=args.jobs), cache=cache), config,
+                                      crate_oracle=crate_oracle)
+        if crate_oracle is not None:
+            crate_oracle.close()
     if "vox" in langs:
         try:
             vox = VoxOracle(VoxConfig(binary=args.vox, jobs=args.jobs), cache=cache)
@@ -533,6 +538,8 @@ def build_parser() -> argparse.ArgumentParser:
     mutate.add_argument("--diff", action="store_true", help="answer with a unified diff")
     mutate.add_argument("--max-share", type=float, default=0.25, help="cap per operator and per error code")
     mutate.add_argument("--jobs", type=int, default=2)
+    mutate.add_argument("--in-crate", choices=["fallback", "always", "never"], default="fallback",
+                        help="Rust: verify in the real crate where the standalone file fails (or always, or never)")
     mutate.set_defaults(func=cmd_mutate)
 
     plan = sub.add_parser("plan", help="dry run: what the calls would cost (makes no call)")

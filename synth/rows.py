@@ -26,6 +26,8 @@ class Verification(BaseModel):
     passed: bool
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     tests: TestOutcome | None = None
+    scope: Literal["standalone", "crate"] = "standalone"  # checked as a file alone, or inside its crate
+    crate: dict | None = None  # scope "crate": name, version, edition, features, file and byte span
 
     @classmethod
     def of(cls, verdict: Verdict) -> "Verification":

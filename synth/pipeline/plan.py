@@ -59,6 +59,8 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
     if config.stages.repair.enabled:
         pending = []
         for lang, oracle in oracles.items():
+            if lang not in ("rust", "vox"):  # rust_crate: the Rust oracle's helper, not a language
+                continue
             fp = repair_fingerprint(ctx, lang, config.stages.repair, oracle)
             pending += [d for d in repair_items(decls, lang) if store.get("repair", fp, item_key(d)) is None]
         rep = measured.get("repair")

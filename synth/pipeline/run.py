@@ -95,6 +95,11 @@ def build_oracles(config: SynthConfig, langs: set[str], cache, attention: list[s
     if "rust" in langs:
         oracles["rust"] = RustOracle(RustConfig(rustc=config.oracles.rustc, edition=config.oracles.edition,
                                                 jobs=config.oracles.jobs), cache=cache)
+        try:  # declarations whose standalone file fails are checked in their crate (cargo)
+            from oracles.crate_batch import CrateBatchOracle
+            oracles["rust_crate"] = CrateBatchOracle(cache=cache)
+        except ToolchainMissing:
+            attention.append("no `cargo`: Rust declarations are only checked in standalone files")
     if "vox" in langs:
         try:
             oracles["vox"] = VoxOracle(VoxConfig(binary=config.oracles.vox, jobs=config.oracles.jobs), cache=cache)

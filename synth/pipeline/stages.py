@@ -111,8 +111,9 @@ def toolchain_of(oracle) -> str:
 # -- fingerprints: what a stored item's answer depends on (shared with `synth plan`) --------------
 
 def repair_fingerprint(ctx, lang, settings, oracle) -> str:
+    crate = ctx.oracles.get("rust_crate") if lang == "rust" else None
     return fingerprint("repair", lang, ctx.seed, settings.diff, toolchain_of(oracle), oracle.flags,
-                       template_hash("repair"))
+                       template_hash("repair"), *([crate.toolchain, crate.flags] if crate else []))
 
 
 def backtranslate_fingerprint(ctx, settings, specs, oracle) -> str:
@@ -178,7 +179,7 @@ def repair_stage(ctx: Context, decls: list[Declaration], settings) -> StageOutpu
         stage_fp = repair_fingerprint(ctx, lang, settings, oracle)
         todo = _split_store(ctx, out, "repair", stage_fp, eligible, item_key)
         if todo:
-            result = repair_rows(todo, oracle, config, lang=lang)
+            result = repair_rows(todo, oracle, config, lang=lang, crate_oracle=ctx.oracles.get("rust_crate"))
             by_decl = {d.id: {"rows": [], "rejected": []} for d in todo}
             decl_of = {(d.path, d.hash): d for d in todo}
             for row in result.rows:
