@@ -38,6 +38,7 @@ class CrateBatchStats:
     early_stops: int = 0  # untrusted batches split by their likely culprits instead of in halves
     clean_rechecks: int = 0
     cache_hits: int = 0
+    elapsed_s: float = 0.0  # wall time of all cargo runs
     untrusted: dict[str, int] = field(default_factory=dict)
 
 
@@ -156,7 +157,9 @@ class CrateBatchOracle:
 
     def _run(self, scratch: ScratchCrate, splices: list[Splice], sentinel: bool) -> CargoRun:
         self.stats.compiler_runs += 1
-        return scratch.check(splices, sentinel=sentinel)
+        run = scratch.check(splices, sentinel=sentinel)
+        self.stats.elapsed_s += run.elapsed_s
+        return run
 
     def _breaks_callers(self, kind: str) -> bool:
         seen, broke = self._callers_broken.get(kind, (0, 0))

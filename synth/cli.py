@@ -118,6 +118,9 @@ def cmd_bench(args) -> int:
     elif args.what == "train":
         from benchmarks.train_bench import run_train_bench
         result = run_train_bench(steps=args.steps, repeats=args.repeats, seed=args.seed)
+    elif args.what == "crates":
+        from benchmarks.crates_bench import run_crates_bench
+        result = run_crates_bench(seed=args.seed, sample=args.n if args.n != 500 else 300, out=args.out)
     elif args.what == "oracle":
         from benchmarks.oracle_bench import run_oracle_bench
         for raw in args.crates or []:
@@ -510,9 +513,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="print the figures the issues ask for")
     common(bench)
-    bench.add_argument("what", choices=["oracle", "extract", "train", "refresh"])
+    bench.add_argument("what", choices=["oracle", "extract", "train", "refresh", "crates"])
+    bench.add_argument("--out", help="crates: run directory for the rows and stats/ (default runs/bench-crates)")
     bench.add_argument("--steps", type=int, default=12, help="train: optimizer steps per measured run")
-    bench.add_argument("--n", type=int, default=500, help="oracle: candidates; refresh: declarations (300)")
+    bench.add_argument("--n", type=int, default=500,
+                       help="oracle: candidates; refresh: declarations (300); crates: side-by-side sample (300)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")

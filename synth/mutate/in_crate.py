@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from oracles.crate import Splice
-from oracles.crate_batch import CrateBatchOracle, job_of
+from oracles.crate_batch import CrateBatchOracle, Job, job_of
 from oracles.verdict import Verdict
 from synth.extract.model import Declaration
 
@@ -31,11 +31,10 @@ def crate_originals(decls: list[Declaration], oracle: CrateBatchOracle) -> tuple
     return verified, why_not
 
 
-def check_in_crate(mutants, oracle: CrateBatchOracle) -> list[Verdict]:
-    """One verdict per mutant (`.decl`, `.broken`, `.operator`), batched per crate."""
-    jobs = [job_of(Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken),
+def crate_jobs(mutants) -> list[Job]:
+    """What the crate oracle checks for each mutant (`.decl`, `.broken`, `.operator`)."""
+    return [job_of(Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken),
                    m.decl.name, m.decl.text, m.operator) for m in mutants]
-    return oracle.check(jobs)
 
 
 def crate_recipe(decl: Declaration, oracle: CrateBatchOracle) -> dict:

@@ -18,7 +18,7 @@ from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, Verification, make_row
 
 from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
-from .in_crate import check_in_crate, crate_originals, crate_recipe, funnel, render_crate_diagnostics
+from .in_crate import crate_jobs, crate_originals, crate_recipe, funnel, render_crate_diagnostics
 from .vox_ops import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
 
 ELIGIBLE_KINDS = {"rust": {"fn", "method", "impl"},
@@ -63,6 +63,7 @@ class RepairResult:
     stats: dict[str, OperatorStats] = field(default_factory=dict)
     codes: Counter = field(default_factory=Counter)
     funnel: dict = field(default_factory=dict)  # per crate (in-crate verification on)
+    checked_in_crate: list = field(default_factory=list)  # (Mutant, its Job) checked in its crate
 
     def table(self) -> list[dict]:
         out = []
@@ -244,7 +245,9 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
     by_mutant = dict(zip(map(id, standalone), _check(oracle, [standalone_source(m.decl, m.broken) for m in standalone],
                                                      False)))
     if in_crate:
-        by_mutant.update(zip(map(id, in_crate), check_in_crate(in_crate, crate_oracle)))
+        jobs = crate_jobs(in_crate)
+        by_mutant.update(zip(map(id, in_crate), crate_oracle.check(jobs)))
+        result.checked_in_crate = list(zip(in_crate, jobs))
     verdicts = [by_mutant[id(m)] for m in mutants]
     killed = []
     for m, verdict in zip(mutants, verdicts):
