@@ -46,11 +46,12 @@ def corpus_crates(registry: str = DEBIAN_REGISTRY, listing: Path = CORPUS_LIST) 
     return out
 
 
-def recheck_row(row: dict, registry: str = DEBIAN_REGISTRY) -> dict:
+def recheck_row(row: dict, registry: str = DEBIAN_REGISTRY, crate_dir: Path | None = None) -> dict:
     """Check a crate row again from what it records, fresh (new scratch copy, no cache): the fixed
-    declaration must pass and the broken one fail with the same diagnostics."""
+    declaration must pass and the broken one fail with the same diagnostics. The crate is looked
+    up in `registry` by name and version (or given as `crate_dir`)."""
     recipe = row["verification"]["crate"]
-    crate_dir = Path(registry) / f"{recipe['name']}-{recipe['version']}"
+    crate_dir = crate_dir or Path(registry) / f"{recipe['name']}-{recipe['version']}"
     oracle = CrateBatchOracle(cache=None)
     try:
         if oracle.facts(str(crate_dir)).get("crate_hash") != recipe["crate_hash"]:
