@@ -252,6 +252,8 @@ def test_oracle_bench_prints_its_contract_measured_side_by_side():
     assert result["identical"] is True and result["rustc_runs_batched"] <= 4
     assert abs(result["ratio"] - result["solo_s"] / result["batched_s"]) < 0.05 and result["ratio"] > 2
     assert set(result["streams"]) == {"declarations", "mutants"}
+    # rustc's own floor on the very files the batched oracle compiled: batching cannot beat it.
+    assert 0 < result["rustc_floor_s"] and result["overhead_over_floor"] > 0.5
 
 
 def test_a_name_configured_out_reads_the_same_in_a_batch():
