@@ -197,8 +197,11 @@ class CrateBatchOracle:
             why = "error outside every splice"
         if why is not None:
             self.stats.untrusted[why] = self.stats.untrusted.get(why, 0) + 1
-            suspects = [it for it in items if it[1].new_header] if why.startswith("error outside") else \
-                [it for k, it in enumerate(items) if any(d.severity == "error" for d in own[k])]
+            if why.startswith("error outside"):  # the functions named where it happened, else any new header
+                named = _outside_names(run)
+                suspects = [it for it in items if it[1].name in named] or [it for it in items if it[1].new_header]
+            else:  # those that reported errors before rustc stopped
+                suspects = [it for k, it in enumerate(items) if any(d.severity == "error" for d in own[k])]
             if 0 < len(suspects) < len(items):  # likely culprits alone, the others together again
                 self.stats.early_stops += 1
                 rest = [it for it in items if it not in suspects]
@@ -298,6 +301,17 @@ def _owner(raw: dict, sites) -> int | None:
             expansion = span.get("expansion")
             span = expansion.get("span") if expansion else None
     return owners.pop() if len(owners) == 1 else None
+
+
+def _outside_names(run: CargoRun) -> set[str]:
+    """The names on the source lines of errors outside every splice (a broken call names its callee)."""
+    names = set()
+    for raw in run.messages:
+        if raw.get("level") == "error" and _owner(raw, run.sites) is None:
+            for span in raw.get("spans", []):
+                for line in span.get("text") or []:
+                    names.update(IDENT.findall(line.get("text", "")))
+    return names
 
 
 def _names_a_place(raw: dict, spliced: set[str], site) -> bool:
