@@ -40,6 +40,7 @@ class CrateBatchStats:
     cache_hits: int = 0
     elapsed_s: float = 0.0  # wall time of all cargo runs
     untrusted: dict[str, int] = field(default_factory=dict)
+    solo_reasons: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,8 @@ class CrateBatchOracle:
         breakers = [it for it in items if it[1].new_header and self._breaks_callers(it[1].kind)]
         if len(items) == 1 or breakers:  # measured: this kind of header change breaks callers elsewhere
             rest = [it for it in items if it not in breakers] if len(items) > 1 else []
+            why = "breaks callers (measured for its kind)" if breakers else "alone in its group"
+            self.stats.solo_reasons[why] = self.stats.solo_reasons.get(why, 0) + len(items) - len(rest)
             done = {i: self._solo(scratch, job.splice, job.kind) for i, job in items if (i, job) not in rest}
             return {**done, **(self._check_group(scratch, rest) if rest else {})}
         self.stats.batch_runs += 1
@@ -204,6 +207,7 @@ class CrateBatchOracle:
                 suspects = [it for k, it in enumerate(items) if any(d.severity == "error" for d in own[k])]
             if 0 < len(suspects) < len(items):  # likely culprits alone, the others together again
                 self.stats.early_stops += 1
+                self.stats.solo_reasons["suspect"] = self.stats.solo_reasons.get("suspect", 0) + len(suspects)
                 rest = [it for it in items if it not in suspects]
                 return {**{i: self._solo(scratch, job.splice, job.kind) for i, job in suspects},
                         **self._check_group(scratch, rest)}
@@ -215,6 +219,7 @@ class CrateBatchOracle:
         results, clean = {}, []
         for k, (i, job) in enumerate(items):
             if k in contaminated:
+                self.stats.solo_reasons["contaminated"] = self.stats.solo_reasons.get("contaminated", 0) + 1
                 results[i] = self._solo(scratch, job.splice, job.kind)
             elif had_errors and not any(d.severity == "error" for d in own[k]):
                 clean.append((i, job))

@@ -118,7 +118,7 @@ class ScratchCrate:
         self._restore()
         sites = self._apply(splices, sentinel)
         env = {"CARGO_HOME": str(self.dir / "home"), "RUSTC": self.rustc, "CARGO_TARGET_DIR": str(self.dir / "target"),
-               "CARGO_TERM_COLOR": "never", "RUSTFLAGS": RUSTFLAGS, "CARGO_INCREMENTAL": "0"}
+               "CARGO_TERM_COLOR": "never", "RUSTFLAGS": RUSTFLAGS, "CARGO_INCREMENTAL": "1"}
         argv = [self.cargo, "check", "--offline", "--lib", "--message-format=json"]
         self.runs += 1
         run = self.sandbox.run(argv, self.root, limits=Limits(timeout_s=self.timeout_s), env=env)
