@@ -67,7 +67,7 @@ def recheck_row(row: dict, registry: str = DEBIAN_REGISTRY, crate_dir: Path | No
 
 
 def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: str | None = None,
-                     crates: list[Path] | None = None) -> dict:
+                     crates: list[Path] | None = None, in_crate: str = "always") -> dict:
     crates = crates or corpus_crates()
     out_dir = Path(out or "runs/bench-crates")
     start = time.monotonic()
@@ -76,7 +76,7 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     source_bytes = sum(p.stat().st_size for c in crates for p in c.rglob("*.rs") if "target" not in p.parts)
     rust = RustOracle(RustConfig(jobs=1))
     crate = CrateBatchOracle(cache=None)
-    result = repair_rows(decls, rust, RepairConfig(seed=seed), crate_oracle=crate)
+    result = repair_rows(decls, rust, RepairConfig(seed=seed, in_crate=in_crate), crate_oracle=crate)
     wall = time.monotonic() - start
     summary = write_run({"rust": result}, out_dir, {"seed": seed})
     funnel = result.funnel
@@ -86,7 +86,7 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     runs = rust.stats.compiler_runs + crate.stats.compiler_runs
     compiled = rust.stats.candidates_compiled + crate.stats.candidates_compiled
     figures = {
-        "crates": len(crates), "eligible": n_eligible,
+        "crates": len(crates), "in_crate": in_crate, "eligible": n_eligible,
         "eligible_fn_method": sum(d.kind in ("fn", "method") for d in eligible),
         "verified_original_share": round((standalone + in_crate) / max(1, n_eligible), 4),
         "verified_standalone": standalone, "verified_crate": in_crate,

@@ -120,7 +120,8 @@ def cmd_bench(args) -> int:
         result = run_train_bench(steps=args.steps, repeats=args.repeats, seed=args.seed)
     elif args.what == "crates":
         from benchmarks.crates_bench import run_crates_bench
-        result = run_crates_bench(seed=args.seed, sample=args.n if args.n != 500 else 300, out=args.out)
+        result = run_crates_bench(seed=args.seed, sample=args.n if args.n != 500 else 300, out=args.out,
+                                  crates=[Path(c) for c in args.crates] if args.crates else None, in_crate=args.in_crate)
     elif args.what == "oracle":
         from benchmarks.oracle_bench import run_oracle_bench
         for raw in args.crates or []:
@@ -515,6 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(bench)
     bench.add_argument("what", choices=["oracle", "extract", "train", "refresh", "crates"])
     bench.add_argument("--out", help="crates: run directory for the rows and stats/ (default runs/bench-crates)")
+    bench.add_argument("--in-crate", choices=["fallback", "always"], default="always",
+                       help="crates: verify in the crate only where the standalone file fails, or always")
     bench.add_argument("--steps", type=int, default=12, help="train: optimizer steps per measured run")
     bench.add_argument("--n", type=int, default=500,
                        help="oracle: candidates; refresh: declarations (300); crates: side-by-side sample (300)")
@@ -522,7 +525,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")
     bench.add_argument("--crates", nargs="+", metavar="PATH",
-                       help="oracle: Rust sources for the pipeline stream (default examples/rust)")
+                       help="oracle: Rust sources for the pipeline stream (default examples/rust); crates: the crate "
+                            "folders (default the pinned corpus)")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     bench.set_defaults(func=cmd_bench)
 
