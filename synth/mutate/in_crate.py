@@ -74,10 +74,17 @@ def funnel(eligible: list[Declaration], scopes: dict[str, str], rejected: list[d
             f["verified_standalone"] += 1
         elif scopes.get(d.id) == "crate":
             f["verified_crate"] += 1
+    killed_by_decl: Counter = Counter()
     for m in mutants:
         f = out[crate_of[m.decl.id]]
         f["mutants"] += 1
-        f["killed"] += bool(m.verdict and not m.verdict.passed and m.verdict.errors)
+        killed = bool(m.verdict and not m.verdict.passed and m.verdict.errors)
+        f["killed"] += killed
+        killed_by_decl[m.decl.id] += killed
+    for decl_id in {m.decl.id for m in mutants} - {d for d, n in killed_by_decl.items() if n}:
+        # Every mutant still compiles: likely code the default features configure out.
+        out[crate_of[decl_id]].setdefault("verified_but_no_mutant_killed", 0)
+        out[crate_of[decl_id]]["verified_but_no_mutant_killed"] += 1
     decl_by_hash = {(d.path, d.hash): d.id for d in eligible}
     for row in rows:
         out[crate_of[decl_by_hash[(row.provenance.source_path, row.provenance.decl_hash)]]]["rows"] += 1
