@@ -82,14 +82,14 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     funnel = result.funnel
     n_eligible = len(eligible)
     standalone = sum(f["verified_standalone"] for f in funnel.values())
-    in_crate = sum(f["verified_crate"] for f in funnel.values())
+    verified_crate = sum(f["verified_crate"] for f in funnel.values())
     runs = rust.stats.compiler_runs + crate.stats.compiler_runs
     compiled = rust.stats.candidates_compiled + crate.stats.candidates_compiled
     figures = {
         "crates": len(crates), "in_crate": in_crate, "eligible": n_eligible,
         "eligible_fn_method": sum(d.kind in ("fn", "method") for d in eligible),
-        "verified_original_share": round((standalone + in_crate) / max(1, n_eligible), 4),
-        "verified_standalone": standalone, "verified_crate": in_crate,
+        "verified_original_share": round((standalone + verified_crate) / max(1, n_eligible), 4),
+        "verified_standalone": standalone, "verified_crate": verified_crate,
         "rows": len(result.rows), "rows_per_eligible": round(len(result.rows) / max(1, n_eligible), 3),
         "wall_s": round(wall, 1), "source_mb": round(source_bytes / 1e6, 3),
         "wall_s_per_mb": round(wall / max(1e-9, source_bytes / 1e6), 1),

@@ -20,6 +20,7 @@ from pathlib import Path
 from .cache import CACHE_LOGIC_VERSION, VerdictCache, verdict_key
 from .crate import Splice
 from .crate_scratch import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
+from .rust import in_file_order
 from .rustc_diagnostics import _all_spans, _all_text, is_summary, locate, spanless
 from .sandbox import Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
@@ -79,6 +80,7 @@ class CrateBatchOracle:
         self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
         self._scratch: dict[str, ScratchCrate | str] = {}
         self._sentinel_ok: dict[str, bool] = {}
+        self._originals: dict[str, Verdict] = {}  # one check of each crate as it is
         self._callers_broken: dict[str, tuple[int, int]] = {}  # kind -> (solo checks, with errors elsewhere)
 
     @property
@@ -106,10 +108,13 @@ class CrateBatchOracle:
         if isinstance(scratch, str):
             return Verdict(candidate_id="", passed=False, oracle=self.id, toolchain=self.toolchain,
                            diagnostics=[Diagnostic(code="crate-manifest", severity="error", message=scratch)])
+        if crate_dir in self._originals:
+            return self._originals[crate_dir]
         cand = Candidate.of("", f"crate:{scratch.hash}:original")
         hit = self._cached(cand)
         if hit is not None:
             self._sentinel_ok[crate_dir] = not hit.sandbox.get("no_sentinel", True)
+            self._originals[crate_dir] = hit
             return hit
         run = self._run(scratch, [], sentinel=True)
         self._sentinel_ok[crate_dir] = any(_is_sentinel(m) for m in run.messages)
@@ -119,6 +124,7 @@ class CrateBatchOracle:
                           oracle=self.id, toolchain=self.toolchain, elapsed_s=run.elapsed_s, timed_out=run.timed_out,
                           mode="crate", sandbox={**run.isolation, "no_sentinel": not self._sentinel_ok[crate_dir]})
         self._store(cand, verdict)
+        self._originals[crate_dir] = verdict
         return verdict
 
     def facts(self, crate_dir: str) -> dict:
@@ -173,7 +179,7 @@ class CrateBatchOracle:
         elsewhere = self._elsewhere(run, solo=True)
         seen, broke = self._callers_broken.get(kind, (0, 0))
         self._callers_broken[kind] = (seen + 1, broke + bool(elsewhere))
-        diagnostics = own[0] + elsewhere
+        diagnostics = in_file_order(own[0]) + sorted(elsewhere, key=lambda d: (d.path or "", d.line or 0, d.column or 0))
         diagnostics += _cargo_failure(run, [d for d in diagnostics if d.severity == "error"])
         return self._verdict(splice, diagnostics, run, "solo", run.elapsed_s)
 
@@ -224,7 +230,7 @@ class CrateBatchOracle:
             elif had_errors and not any(d.severity == "error" for d in own[k]):
                 clean.append((i, job))
             else:
-                results[i] = self._verdict(job.splice, own[k], run, "batched", share)
+                results[i] = self._verdict(job.splice, in_file_order(own[k]), run, "batched", share)
         if clean:
             self.stats.clean_rechecks += 1
             results.update(self._check_group(scratch, clean))
