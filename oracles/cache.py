@@ -13,7 +13,8 @@ from .verdict import Candidate, Verdict
 # Bump when the way verdicts are computed changes meaning (attribution, flags, parsing).
 # 2: batched labels were read from the raw span (`Vec<__synth_c1::Token>` for `Vec<Token>`).
 # 3: diagnostics in file order; configured-out notes, neighbours' names and closure places.
-CACHE_LOGIC_VERSION = "3"
+# 4: "`#[warn(x)]` implied by `#[warn(warnings)]`" is order-dependent too (found in crate batches).
+CACHE_LOGIC_VERSION = "4"
 
 
 def verdict_key(candidate: Candidate, oracle: str, toolchain: str, flags: dict) -> str:
