@@ -56,7 +56,9 @@ class Job:
 
 
 def _header(text: str) -> str:
-    return " ".join(text.split("{", 1)[0].split())
+    """The text before the body, without doc comments and attributes (doc examples hold braces)."""
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("//", "#[", "#!")))
+    return " ".join(code.split("{", 1)[0].split())
 
 
 def job_of(splice: Splice, name: str, original: str = "", kind: str = "") -> Job:
