@@ -19,6 +19,8 @@ Two streams:
 from __future__ import annotations
 
 import statistics
+import subprocess
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -32,11 +34,27 @@ from oracles.verdict import Candidate
 EXAMPLE_CRATE = Path(__file__).resolve().parent.parent / "examples" / "rust"
 
 
-def _batched(candidates, expect_pass, config, sandbox: Sandbox | None = None) -> tuple[float, list, RustOracle]:
+def _batched(candidates, expect_pass, config, sandbox: Sandbox | None = None,
+             record: bool = False) -> tuple[float, list, RustOracle]:
     oracle = RustOracle(config, sandbox=sandbox)
+    oracle.recorded = [] if record else None
     start = time.perf_counter()
     verdicts = oracle.check(candidates, expect_pass=expect_pass)
     return time.perf_counter() - start, verdicts, oracle
+
+
+def rustc_floor(oracle: RustOracle, jobs: int) -> float:
+    """Wall time of bare rustc over exactly the files `oracle` compiled (same flags, `jobs` wide)."""
+    def one(item) -> None:
+        source, file_name, crate_type = item
+        with tempfile.TemporaryDirectory() as wd:
+            (Path(wd) / file_name).write_text(source)
+            subprocess.run(oracle.check_argv(file_name, crate_type), cwd=wd, capture_output=True)
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, oracle.recorded or []))
+    return time.perf_counter() - start
 
 
 def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats: int, jobs: int,
@@ -65,7 +83,7 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
 
     solo_s = 0.0
     for k in range(repeats):
-        seconds, batched, oracle = _batched(candidates, expect_pass, config)
+        seconds, batched, oracle = _batched(candidates, expect_pass, config, record=k == repeats - 1)
         batched_times.append(seconds)
         for kind, idx in kinds.items():
             kind_times[kind].append(_batched([candidates[i] for i in idx], [expect_pass[i] for i in idx], config)[0])
@@ -96,6 +114,9 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
         "rustc_runs_batched": oracle.stats.compiler_runs,
         "toolchain": solo_oracle.toolchain,
     }
+    floor_s = rustc_floor(oracle, jobs)
+    result["rustc_floor_s"] = round(floor_s, 4)  # the same files, bare rustc: no Python, no sandbox
+    result["overhead_over_floor"] = round(batched_s / max(1e-9, floor_s), 2)
     if kinds:
         # Per-kind solo time: each candidate's own solo wall time, scaled to the measured total.
         scale = solo_s / sum(solo_times.values())
@@ -168,7 +189,7 @@ def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 
                                     variants=plain)
         keep = ("n", "batched_s", "solo_s", "ratio", "identical", "batched_ms_per_candidate",
                 "solo_ms_per_candidate", "failing", "rechecked_alone", "rustc_runs_batched", "bisections", "early_stops",
-                "without_stop_hint")
+                "without_stop_hint", "rustc_floor_s", "overhead_over_floor")
         result["pipeline"] = {k: measured[k] for k in keep}
         result["pipeline"]["sources"] = [str(p) for p in sources]
         result["identical"] = result["identical"] and measured["identical"]

@@ -14,6 +14,7 @@ from .verdict import Candidate, Verdict
 # 2: batched labels were read from the raw span (`Vec<__synth_c1::Token>` for `Vec<Token>`).
 # 3: diagnostics in file order; configured-out notes, neighbours' names and closure places.
 # 4: a suggestion already in its help message (or introduced by a trailing ":") is not repeated.
+# 4: "`#[warn(x)]` implied by `#[warn(warnings)]`" is order-dependent too (found in crate batches).
 CACHE_LOGIC_VERSION = "4"
 
 

@@ -18,8 +18,7 @@ from .libtest import parse_test_output
 from .rustc_diagnostics import Region, is_summary, locate, spanless
 from .sandbox import Limits, Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
-from .splice import Splice, crate_files, crate_hash  # noqa: F401 - Splice is this oracle's candidate
-from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
+from .verdict import Candidate, Diagnostic, Splice, TestOutcome, Verdict  # noqa: F401 - Splice: this oracle's candidate
 
 @dataclass
 class CrateConfig:

@@ -37,7 +37,14 @@ def _crate(settings: OracleSettings, cache):
     return CrateOracle(cache=cache)
 
 
-BUILDERS = {"rust": _rust, "vox": _vox, "crate": _crate}  # a language (or "crate": checks in a crate copy)
+def _crate_batch(settings: OracleSettings, cache):
+    from .crate_batch import CrateBatchOracle
+    return CrateBatchOracle(cache=cache)
+
+
+# A language, or "crate" (a crate checked in place) and "crate_batch" (many mutants checked in
+# one copy of their real crate).
+BUILDERS = {"rust": _rust, "vox": _vox, "crate": _crate, "crate_batch": _crate_batch}
 
 
 def build_oracle(kind: str, settings: OracleSettings | None = None, cache: VerdictCache | None = None) -> Oracle:
@@ -51,7 +58,7 @@ def build_oracles(langs: set[str], settings: OracleSettings | None = None, cache
                   attention: list[str] | None = None) -> dict:
     """An oracle per language; with `attention`, a language whose compiler is missing is left out
     and said there (the run goes on with the others), else the error propagates."""
-    from .toolchain import ToolchainMissing
+    from .errors import ToolchainMissing
     oracles = {}
     for lang in sorted(langs):
         try:
@@ -68,3 +75,16 @@ def missing_note(lang: str, settings: OracleSettings, exc: Exception) -> str:
         return (f"Vox sources were not processed: no `vox` binary at {settings.vox!r} "
                 "(set [oracles] vox in the config to your vox)")
     return f"{lang} sources were not processed: {exc}"
+
+
+def crate_oracle(oracles: dict, settings: OracleSettings, cache: VerdictCache | None, attention: list[str]):
+    """The in-crate oracle for Rust declarations whose standalone file fails (None without Rust
+    sources, or without cargo: then `attention` says so)."""
+    from .errors import ToolchainMissing
+    if "rust" not in oracles:
+        return None
+    try:
+        return build_oracle("crate_batch", settings, cache)
+    except ToolchainMissing:
+        attention.append("no `cargo`: Rust declarations are only checked in standalone files")
+        return None

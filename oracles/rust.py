@@ -97,6 +97,7 @@ class RustOracle:
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
         self.stats = OracleStats()
+        self.recorded: list[tuple[str, str, str]] | None = None  # a bench sets a list: (source, file, crate type)
         binary = find_binary(self.config.rustc, "[oracles.rust] rustc to its path")
         self.rustc = resolve_rustup_proxy(binary, "rustc")
         self.toolchain = probe_version(self.rustc, ["-V"], cache)
@@ -167,11 +168,17 @@ class RustOracle:
 
     def _rustc(self, source: str, file_name: str, crate_type: str, timeout_s: float):
         self.stats.compiler_runs += 1
+        if self.recorded is not None:
+            self.recorded.append((source, file_name, crate_type))
         with self.sandbox.workdir() as wd:
             (wd / file_name).write_text(source)
-            argv = [self.rustc, "--crate-type", crate_type, "--emit=metadata", "--error-format=json", *STABLE_TEXT,
-                    "--json=diagnostic-short", "--edition", self.config.edition, *self.config.extra_args, file_name, "-o", "out.rmeta"]
-            return self.sandbox.run(argv, wd, limits=Limits(timeout_s=timeout_s))
+            return self.sandbox.run(self.check_argv(file_name, crate_type), wd, limits=Limits(timeout_s=timeout_s))
+
+    def check_argv(self, file_name: str, crate_type: str) -> list[str]:
+        """The rustc command line of one check (batch or solo) of `file_name` in the working folder."""
+        return [self.rustc, "--crate-type", crate_type, "--emit=metadata", "--error-format=json", *STABLE_TEXT,
+                "--json=diagnostic-short", "--edition", self.config.edition, *self.config.extra_args, file_name,
+                "-o", "out.rmeta"]
 
     def _solo(self, cand: Candidate, scr: Screen) -> Verdict:
         self.stats.solo_runs += 1

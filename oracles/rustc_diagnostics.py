@@ -101,7 +101,8 @@ def _order_dependent(child: dict) -> bool:
     the note that a long type name "has been written to" a file with a random name in the (deleted)
     work directory, nor its companion hint."""
     message = child.get("message", "")
-    return child.get("level") == "note" and (message.endswith("on by default") or LONG_TYPE_FILE in message
+    implied = message.startswith("`#[") and " implied by `#[" in message  # also only at a first firing
+    return child.get("level") == "note" and (message.endswith("on by default") or implied or LONG_TYPE_FILE in message
                                              or message.startswith(VERBOSE_HINT))
 
 

@@ -7,10 +7,7 @@ import subprocess
 from pathlib import Path
 
 from .environ import safe_environ
-
-
-class ToolchainMissing(RuntimeError):
-    """The configured compiler is not there. Never a pass: callers surface this to the user."""
+from .errors import ToolchainMissing
 
 
 def find_binary(binary: str, setting: str) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oracles.splice import Splice
+from oracles.verdict import Splice
 from oracles.factory import build_oracle
 from oracles.settings import OracleSettings
-from oracles.toolchain import ToolchainMissing
+from oracles.errors import ToolchainMissing
 from oracles.verdict import Candidate
 
 

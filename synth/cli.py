@@ -14,7 +14,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 # `synth bench WHAT`: the benchmark scripts of benchmarks/, loaded by name when asked for (the
 # library never depends on them).
 BENCHES = {"oracle": "benchmarks.oracle_bench", "extract": "benchmarks.extract_bench",
-           "train": "benchmarks.train_bench", "refresh": "benchmarks.refresh_bench", "shape": "benchmarks.shape"}
+           "train": "benchmarks.train_bench", "refresh": "benchmarks.refresh_bench", "shape": "benchmarks.shape",
+           "crates": "benchmarks.crates_bench"}
 
 
 class UsageError(Exception):
@@ -92,7 +93,7 @@ def cmd_extract(args) -> int:
 def cmd_mutate(args) -> int:
     from oracles.factory import build_oracle
     from oracles.settings import OracleSettings
-    from oracles.toolchain import ToolchainMissing
+    from oracles.errors import ToolchainMissing
     from synth.extract import extract_paths
     from synth.extract.extract import ExtractOptions
     from synth.mutate.repair import RepairConfig, repair_rows, write_run
@@ -104,13 +105,17 @@ def cmd_mutate(args) -> int:
         raise UsageError("--max-share must be in (0, 1]")
     extracted = extract_paths(args.paths, ExtractOptions(include_tests=args.include_tests))
     left_out = {k: extracted.summary()[k] for k in ("skipped_by_reason", "declarations_left_out")}
-    config = RepairConfig(seed=args.seed, max_share=args.max_share, diff=args.diff)
+    config = RepairConfig(seed=args.seed, max_share=args.max_share, diff=args.diff, in_crate=args.in_crate)
     cache = _open_cache(args)
     results, notes = {}, []
     langs = {d.lang for d in extracted.declarations}
     settings = OracleSettings(vox=args.vox, jobs=args.jobs)
     if "rust" in langs:
-        results["rust"] = repair_rows(extracted.declarations, build_oracle("rust", settings, cache), config)
+        crate_oracle = build_oracle("crate_batch", settings, cache) if args.in_crate != "never" else None
+        results["rust"] = repair_rows(extracted.declarations, build_oracle("rust", settings, cache), config,
+                                      crate_oracle=crate_oracle)
+        if crate_oracle is not None:
+            crate_oracle.close()
     if "vox" in langs:
         try:
             vox = build_oracle("vox", settings, cache)

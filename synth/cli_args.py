@@ -26,14 +26,19 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="print the figures the issues ask for")
     common(bench)
     bench.add_argument("what", choices=sorted(benches))
+    bench.add_argument("--out", help="crates: run directory for the rows and stats/ (default runs/bench-crates)")
+    bench.add_argument("--in-crate", choices=["fallback", "always"], default="always",
+                       help="crates: verify in the crate only where the standalone file fails, or always")
     bench.add_argument("--steps", type=int, default=12, help="train: optimizer steps per measured run")
-    bench.add_argument("--n", type=int, default=500, help="oracle: candidates; refresh: declarations (300)")
+    bench.add_argument("--n", type=int, default=500,
+                       help="oracle: candidates; refresh: declarations (300); crates: side-by-side sample (300)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")
     bench.add_argument("--crates", nargs="+", metavar="PATH",
                        help="oracle: Rust sources for the pipeline stream (default examples/rust); "
-                            "extract: real sources to measure (and a crate among them to scale)")
+                            "extract: real sources to measure (and a crate among them to scale); crates: the crate "
+                            "folders (default the pinned corpus)")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     bench.set_defaults(command="bench")
 
@@ -56,6 +61,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     mutate.add_argument("--diff", action="store_true", help="answer with a unified diff")
     mutate.add_argument("--max-share", type=float, default=0.25, help="cap per operator and per error code")
     mutate.add_argument("--jobs", type=int, default=2)
+    mutate.add_argument("--in-crate", choices=["fallback", "always", "never"], default="fallback",
+                        help="Rust: verify in the real crate where the standalone file fails (or always, or never)")
     mutate.add_argument("--include-tests", action="store_true", help="keep test and example code (tests/, benches/, "
                         "examples/, `#[cfg(test)]` modules)")
     mutate.set_defaults(command="mutate")

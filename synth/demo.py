@@ -19,7 +19,7 @@ from rich.markup import escape
 from synth.oracle_samples import covering_candidates
 from oracles.crate import CrateOracle, Splice
 from oracles.rust import RustConfig, RustOracle
-from oracles.toolchain import ToolchainMissing
+from oracles.errors import ToolchainMissing
 from oracles.verdict import Candidate
 from oracles.vox import VoxConfig, VoxOracle
 from synth.assemble.mix import Mix, Source

@@ -27,6 +27,8 @@ class Verification(BaseModel):
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     tests: TestOutcome | None = None
     isolation: str | None = None  # the sandbox the check ran in: bwrap | unshare | none
+    scope: Literal["standalone", "crate"] = "standalone"  # checked as a file alone, or inside its crate
+    crate: dict | None = None  # scope "crate": name, version, edition, features, file and byte span
 
     @classmethod
     def of(cls, verdict: Verdict) -> "Verification":

@@ -190,7 +190,7 @@ def test_a_left_behind_child_holding_the_output_pipe_dies_with_its_parent():
 
 
 def test_an_isolation_this_machine_lacks_is_an_error_not_a_downgrade(monkeypatch):
-    from oracles.toolchain import ToolchainMissing
+    from oracles.errors import ToolchainMissing
     monkeypatch.setenv("SYNTH_SANDBOX", "chroot")
     with pytest.raises(ToolchainMissing, match="'chroot': choose auto, bwrap, unshare, none"):
         Sandbox()

@@ -6,7 +6,7 @@ import sys
 import pytest
 from conftest import ROOT, STUB_VOX
 
-from oracles.toolchain import ToolchainMissing
+from oracles.errors import ToolchainMissing
 from oracles.verdict import Candidate
 from oracles.vox import VoxConfig, VoxOracle, parse_vox_diagnostics
 

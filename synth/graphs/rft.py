@@ -12,7 +12,7 @@ from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from oracles.splice import Splice
+from oracles.verdict import Splice
 from oracles.verdict import Candidate
 from synth.completion import answer_code, defines, definition_of
 from synth.extract.model import Declaration, language_and_fence, standalone_source

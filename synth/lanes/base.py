@@ -71,6 +71,7 @@ class RunContext:
     seed: int
     models: dict = field(default_factory=dict)  # name -> ModelSettings
     settings: dict = field(default_factory=dict)  # lane name -> its settings
+    crate_oracle: object = None  # Rust declarations whose standalone file fails: checked in their crate
     cache_dir: str = "cache"
     out: str = ""
     attention: list[str] = field(default_factory=list)  # what needs a person

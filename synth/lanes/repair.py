@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 from collections import Counter
 
+from typing import Literal
+
 from pydantic import Field
 
 from synth.mutate.repair import ELIGIBLE_KINDS, LANGS, RepairConfig, balance, repair_rows
@@ -21,6 +23,8 @@ class RepairSettings(StageSettings):
     enabled: bool = True
     max_share: float = Field(0.25, gt=0, le=1)  # no operator and no error code above this share of the rows
     diff: bool = False  # answer with a unified diff instead of the fixed declaration
+    # Rust: verify in the real crate where the standalone file fails (or always, or never)
+    in_crate: Literal["fallback", "always", "never"] = "fallback"
 
 
 def operator_set(lang: str) -> list:
@@ -38,14 +42,17 @@ class RepairLane(Lane):
                 if d.lang == lang and d.kind in ELIGIBLE_KINDS[lang] and not d.near_parse_error]
 
     def fingerprint(self, ctx, settings, lang, oracle):
+        crate = _crate_oracle(ctx, settings, lang)
         return fingerprint("repair", lang, ctx.seed, settings.diff, toolchain_of(oracle), oracle.flags,
-                           template_hash("repair"), operator_set(lang))
+                           template_hash("repair"), operator_set(lang),
+                           *([settings.in_crate, crate.toolchain, crate.flags] if crate else []))
 
     def process(self, ctx, settings, todo, oracle, out):
         lang = todo[0].lang
         # No balancing per item: it is done once in `finish`, over the rows of all items.
-        config = RepairConfig(seed=ctx.seed, max_share=1.0, diff=settings.diff, operator_caps={})
-        result = repair_rows(todo, oracle, config, lang=lang)
+        config = RepairConfig(seed=ctx.seed, max_share=1.0, diff=settings.diff, operator_caps={},
+                              in_crate=settings.in_crate)
+        result = repair_rows(todo, oracle, config, lang=lang, crate_oracle=_crate_oracle(ctx, settings, lang))
         return by_declaration(todo, result.rows, result.rejected, lang=lang)
 
     def finish(self, ctx, settings, out, items):
@@ -65,3 +72,7 @@ class RepairLane(Lane):
         return plan_row("repair", "-", items=len(pending), rows=rates["rows_per_item"] * len(pending),
                         compile_candidates=rates["candidates_per_item"] * len(pending),
                         compile_s_per=estimate.compile_rate, basis=basis)
+
+
+def _crate_oracle(ctx, settings: RepairSettings, lang: str):
+    return ctx.crate_oracle if lang == "rust" and settings.in_crate != "never" else None

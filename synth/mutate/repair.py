@@ -18,6 +18,7 @@ from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, Verification, make_row
 
 from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
+from .in_crate import crate_jobs, crate_originals, crate_recipe, funnel, render_crate_diagnostics
 from .vox_ops import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
 
 ELIGIBLE_KINDS = {"rust": {"fn", "method", "impl"},
@@ -32,6 +33,9 @@ class RepairConfig:
     diff: bool = False  # answer with a unified diff instead of the fixed declaration
     # Tighter caps for some operators: retired-syntax mutants were over-represented in the audit.
     operator_caps: dict[str, float] = field(default_factory=lambda: {op: 0.1 for op in RETIRED_OPERATORS})
+    # Rust declarations whose standalone file fails are verified in their crate ("fallback"), or
+    # all declarations of a crate are ("always"), or none ("never"). Needs a crate oracle.
+    in_crate: str = "fallback"
 
 
 @dataclass
@@ -59,6 +63,8 @@ class RepairResult:
     rejected: list[dict] = field(default_factory=list)
     stats: dict[str, OperatorStats] = field(default_factory=dict)
     codes: Counter = field(default_factory=Counter)
+    funnel: dict = field(default_factory=dict)  # per crate (in-crate verification on)
+    checked_in_crate: list = field(default_factory=list)  # (Mutant, its Job) checked in its crate
 
     def table(self) -> list[dict]:
         out = []
@@ -126,7 +132,10 @@ def unified_diff(broken: str, fixed: str, name: str) -> str:
                                         fromfile=f"a/{name}", tofile=f"b/{name}"))
 
 
-def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: RepairConfig) -> list[Row]:
+def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: RepairConfig,
+               recipes: dict[str, dict] | None = None) -> list[Row]:
+    """`recipes`: for declarations verified in their crate, how to check them there again."""
+    recipes = recipes or {}
     rows = []
     tmpl_hash = template_hash("repair")
     for m in mutants:
@@ -134,15 +143,16 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
         language, fence = language_and_fence(decl.lang)
         instruction = ("Reply with a unified diff (---/+++ headers, @@ hunks) that fixes the declaration."
                        if config.diff else "Reply with the corrected declaration only.")
-        owner = decl.owner
-        owner = f"It is a method inside:\n```{fence}\n{owner}\n```\n\n" if owner else ""
+        recipe = recipes.get(decl.id)
+        shown = render_crate_diagnostics(m.verdict) if recipe else render_diagnostics(m.verdict, decl)
+        owner = f"It is a method inside:\n```{fence}\n{decl.owner}\n```\n\n" if decl.owner else ""
         broken, fixed = m.broken, block_text(decl.clean_text)
         prompt = template("repair").format(language=language, fence=fence, context=decl.context.rstrip() or "(none)",
-                                           owner=owner, broken=broken.rstrip(),
-                                           diagnostics=render_diagnostics(m.verdict, decl), instruction=instruction)
+                                           owner=owner, broken=broken.rstrip(), diagnostics=shown,
+                                           instruction=instruction)
         response = unified_diff(broken, fixed, f"{decl.name or 'decl'}.{fence}") if config.diff else fixed
         codes = sorted({d.code or "syntax" for d in m.verdict.errors})
-        rows.append(make_row(
+        row = make_row(
             lang=decl.lang, lane=f"{decl.lang}_repair", task="repair", prompt=prompt.strip(), response=response,
             verdict=originals[decl.id], system=system_prompt(),
             provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id, stage="repair", operator=m.operator,
@@ -152,7 +162,11 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
             wrapper_tail=decl.wrapper_tail, operator=m.operator, diagnostic_codes=codes,
             primary_code=(m.verdict.errors[0].code or "syntax"), answer_format="diff" if config.diff else "declaration",
             broken_verification=Verification.of(m.verdict).model_dump(),
-        ))
+        )
+        if recipe:
+            row.verification = row.verification.model_copy(update={"scope": "crate", "crate": recipe})
+            row.broken_verification.update(scope="crate", crate=recipe)
+        rows.append(row)
     return rows
 
 
@@ -200,25 +214,51 @@ def eligible_declarations(decls: list[Declaration], lang: str) -> list[Declarati
 
 
 def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = None,
-                lang: str = "rust", operators: list[Operator] | None = None) -> RepairResult:
+                lang: str = "rust", operators: list[Operator] | None = None, crate_oracle=None) -> RepairResult:
     """Repair rows for the `lang` declarations (with their context), gated by `oracle`
-    (RustOracle for Rust, VoxOracle for Vox)."""
+    (RustOracle for Rust, VoxOracle for Vox); `crate_oracle` (CrateBatchOracle) checks Rust
+    declarations in their crate where `config.in_crate` says so."""
     config = config or RepairConfig()
     default_ops, sites_of, apply_edit = LANGS[lang]
     operators = operators or default_ops
     result = RepairResult(stats={op.name: OperatorStats() for op in operators})
     eligible = eligible_declarations(decls, lang)
-    original_verdicts = _check(oracle, [standalone_source(d) for d in eligible], True)
+    use_crate = crate_oracle is not None and lang == "rust" and config.in_crate != "never"
+    alone = [d for d in eligible if not (use_crate and config.in_crate == "always" and d.crate_root)]
+    original_verdicts = _check(oracle, [standalone_source(d) for d in alone], True)
     originals: dict[str, Verdict] = {}
-    for decl, verdict in zip(eligible, original_verdicts):
+    scopes: dict[str, str] = {}
+    failed_alone = {}
+    for decl, verdict in zip(alone, original_verdicts):
         if verdict.passed:
-            originals[decl.id] = verdict
+            originals[decl.id], scopes[decl.id] = verdict, "standalone"
         else:
-            result.rejected.append({"decl": decl.id, "name": decl.name, "reason": "original does not compile standalone",
-                                    "diagnostics": [d.render() for d in verdict.errors]})
+            failed_alone[decl.id] = verdict
+    recipes: dict[str, dict] = {}
+    if use_crate:
+        verified, why_not = crate_originals([d for d in eligible if d.id not in originals], crate_oracle)
+        for decl_id, verdict in verified.items():
+            originals[decl_id], scopes[decl_id] = verdict, "crate"
+        recipes = {d.id: crate_recipe(d, crate_oracle) for d in eligible if scopes.get(d.id) == "crate"}
+    for decl in eligible:
+        if decl.id not in originals:
+            verdict = failed_alone.get(decl.id)
+            reason = "original does not compile standalone"
+            if use_crate:
+                reason += f", nor in its crate: {why_not.get(decl.id, '')}"
+            result.rejected.append({"decl": decl.id, "name": decl.name, "reason": reason,
+                                    "diagnostics": [d.render() for d in verdict.errors] if verdict else []})
     mutants = make_mutants([d for d in eligible if d.id in originals], operators, config, result.stats,
                            sites_of, apply_edit)
-    verdicts = _check(oracle, [standalone_source(m.decl, m.broken) for m in mutants], False)
+    in_crate = [m for m in mutants if m.decl.id in recipes]
+    standalone = [m for m in mutants if m.decl.id not in recipes]
+    by_mutant = dict(zip(map(id, standalone), _check(oracle, [standalone_source(m.decl, m.broken) for m in standalone],
+                                                     False)))
+    if in_crate:
+        jobs = crate_jobs(in_crate, crate_oracle)
+        by_mutant.update(zip(map(id, in_crate), crate_oracle.check(jobs)))
+        result.checked_in_crate = list(zip(in_crate, jobs))
+    verdicts = [by_mutant[id(m)] for m in mutants]
     killed = []
     for m, verdict in zip(mutants, verdicts):
         m.verdict = verdict
@@ -230,7 +270,7 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
         else:
             st.killed += 1
             killed.append(m)
-    rows = build_rows(killed, originals, config)
+    rows = build_rows(killed, originals, config, recipes)
     kept, dropped = balance(rows, config.max_share, config.seed, config.operator_caps)
     for row in dropped:
         result.stats[row.operator].balanced_out += 1
@@ -239,7 +279,10 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
     for row in kept:
         result.stats[row.operator].kept += 1
         result.codes.update(row.diagnostic_codes)
-    result.rows = sorted(kept, key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.provenance.decl_id or "", r.operator))
+    result.rows = sorted(kept, key=lambda r: (r.provenance.source_path, r.provenance.decl_hash,
+                                              r.provenance.decl_id or "", r.operator))
+    if use_crate:
+        result.funnel = funnel(eligible, scopes, result.rejected, mutants, result.rows)
     return result
 
 
@@ -257,7 +300,8 @@ def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = No
         codes.update(result.codes)
     summary = {
         "rows": len(rows), "rejected": len(rejected),
-        "by_lang": {lang: {"rows": len(r.rows), "operators": r.table()} for lang, r in sorted(results.items())},
+        "by_lang": {lang: {"rows": len(r.rows), "operators": r.table(), **({"crates": r.funnel} if r.funnel else {})}
+                    for lang, r in sorted(results.items())},
         "balanced_out": sum(s.balanced_out for r in results.values() for s in r.stats.values()),
         "diagnostic_codes": dict(codes.most_common()),
         "distinct_error_codes": len([c for c in codes if c != "syntax"]),

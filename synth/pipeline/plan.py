@@ -23,7 +23,7 @@ TOTALS = ("items", "calls", "cache_hits", "input_tokens", "expected_output_token
 
 def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
     from oracles.cache import VerdictCache
-    from oracles.factory import build_oracles
+    from oracles.factory import build_oracles, crate_oracle
     from synth.lanes import LANES
     from synth.lanes.base import RunContext, pending
     from synth.lanes.estimate import DEFAULT_COMPILE_S, Estimate
@@ -32,10 +32,11 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
     store = ItemStore(cache_dir / "items")
     notes: list[str] = []
     decls, _ = extract_sources(config.sources)
-    oracles = build_oracles({d.lang for d in decls}, config.oracles, VerdictCache(cache_dir / "verdicts"), notes)
+    verdicts = VerdictCache(cache_dir / "verdicts")
+    oracles = build_oracles({d.lang for d in decls}, config.oracles, verdicts, notes)
     ctx = RunContext(store=store, oracles=oracles, client=None, seed=config.run.seed, models=config.models,
                      settings=config.stage_settings(), cache_dir=str(cache_dir), out=config.run.out,
-                     attention=notes)
+                     attention=notes, crate_oracle=crate_oracle(oracles, config.oracles, verdicts, notes))
     measured = ((last_stats(config.run.out) or {}).get("summary") or {}).get("stages", {})
     repair = measured.get("repair") or {}
     compile_rate = DEFAULT_COMPILE_S
@@ -59,6 +60,8 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
         estimate.planned[name] = (row, todo)
         rows.append(row)
     store.close()
+    if ctx.crate_oracle is not None:
+        ctx.crate_oracle.close()
     total = {k: round(sum(r[k] for r in rows), 6) for k in TOTALS}
     return {"stages": rows, "total": total, "skipped": skipped, "cap_usd": cap, "notes": notes,
             "fits_cap": total["worst_case_usd"] <= cap or total["worst_case_usd"] == 0}

@@ -85,7 +85,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
     """Every enabled lane; paid ones only under a positive cap. `progress(stage, output, spent)`
     is called as lanes finish, `on_item(stage, note, spent)` as items of the LLM lanes finish."""
     from oracles.cache import VerdictCache
-    from oracles.factory import build_oracles
+    from oracles.factory import build_oracles, crate_oracle
     from synth.lanes import LANES
     from synth.lanes.base import RunContext, run_lane
     from synth.llm.client import LLMClient
@@ -103,7 +103,8 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         store = ItemStore(cache_dir / "items")
         attention: list[str] = []
         decls, _ = extract_sources(config.sources)
-        oracles = build_oracles({d.lang for d in decls}, config.oracles, VerdictCache(cache_dir / "verdicts"), attention)
+        verdicts = VerdictCache(cache_dir / "verdicts")
+        oracles = build_oracles({d.lang for d in decls}, config.oracles, verdicts, attention)
         responses = ResponseCache(cache_dir / "llm")
         prices = PriceTable(config.run.prices) if config.run.prices else None
         recover_crashed_ledgers(out / "ledgers", responses)
@@ -113,7 +114,8 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         if pending:
             attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")
         ctx = RunContext(store=store, oracles=oracles, client=client, seed=config.run.seed, models=config.models,
-                         settings=config.stage_settings(), cache_dir=str(cache_dir), out=str(out), attention=attention)
+                         settings=config.stage_settings(), cache_dir=str(cache_dir), out=str(out), attention=attention,
+                         crate_oracle=crate_oracle(oracles, config.oracles, verdicts, attention))
         if on_item:
             ctx.on_item = lambda stage, note: on_item(stage, note, client.ledger.totals().committed_usd)
         if batch:
@@ -173,6 +175,8 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
                                  "answers pending); the next run continues them")
         summary.attention = attention
         write_stats(out, summary, outputs)
+        if ctx.crate_oracle is not None:
+            ctx.crate_oracle.close()
         store.close()
     return summary
 

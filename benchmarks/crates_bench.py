@@ -1,0 +1,132 @@
+"""`synth bench crates`: the repair stage over the pinned real-crate corpus (benchmarks/real_crates.txt).
+
+Prints the share of eligible declarations with a verified original (standalone vs in the crate),
+repair rows per eligible declaration, wall time per MB of source, compiler invocations per
+verified candidate, and a per-crate funnel (also written to the run's stats/). Side by side on a
+seeded sample of in-crate mutants: the batched verdicts against one check per mutant (verdicts
+and diagnostics identical, and the time ratio). Then a seeded sample of crate rows is checked
+again from what each row records, in a fresh oracle with no cache.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from pathlib import Path
+
+from oracles.crate import Splice
+from oracles.crate_batch import CrateBatchOracle
+from oracles.crate_workdir import DEBIAN_REGISTRY
+from oracles.rust import RustConfig, RustOracle
+from oracles.verdict import Verdict
+from synth.extract import extract_paths
+from synth.extract.extract import ExtractOptions
+from synth.jsonl import write_json
+from synth.mutate.repair import RepairConfig, eligible_declarations, repair_rows, write_run
+
+CORPUS_LIST = Path(__file__).with_name("real_crates.txt")
+# Issue 18 writes row-quality counters (unique ids, ...): add them here, fed the run's rows.
+ROW_QUALITY: list = []
+
+
+def corpus_crates(registry: str = DEBIAN_REGISTRY, listing: Path = CORPUS_LIST) -> list[Path]:
+    """The registry folders of the pinned packages (librust-NAME-dev -> NAME-VERSION)."""
+    folders = sorted(Path(registry).iterdir()) if Path(registry).is_dir() else []
+    out = []
+    for line in listing.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name = re.sub(r"^librust-|-dev$", "", line).replace("-", "_")
+        found = [f for f in folders if re.match(r"(.*?)-\d", f.name) and
+                 re.match(r"(.*?)-\d", f.name).group(1).replace("-", "_") == name]
+        if found:
+            out.append(found[-1])
+    return out
+
+
+def recheck_row(row: dict, registry: str = DEBIAN_REGISTRY, crate_dir: Path | None = None) -> dict:
+    """Check a crate row again from what it records, fresh (new scratch copy, no cache): the fixed
+    declaration must pass and the broken one fail with the same diagnostics. The crate is looked
+    up in `registry` by name and version (or given as `crate_dir`)."""
+    recipe = row["verification"]["crate"]
+    crate_dir = crate_dir or Path(registry) / f"{recipe['name']}-{recipe['version']}"
+    oracle = CrateBatchOracle(cache=None)
+    try:
+        if oracle.facts(str(crate_dir)).get("crate_hash") != recipe["crate_hash"]:
+            return {"agree": False, "why": "crate content differs from the recorded one"}
+        splice = lambda text: Splice(str(crate_dir), recipe["path"], recipe["start_byte"], recipe["end_byte"], text)  # noqa: E731
+        fixed, broken = oracle.check_solo(splice(row["fixed"])), oracle.check_solo(splice(row["broken"]))
+    finally:
+        oracle.close()
+    recorded = Verdict(candidate_id="", oracle="", toolchain="", **{
+        k: row["broken_verification"][k] for k in ("passed", "diagnostics")})
+    agree = fixed.passed and not broken.passed and broken.diagnostics == recorded.diagnostics
+    return {"agree": agree, "fixed_passed": fixed.passed, "broken_same": broken.diagnostics == recorded.diagnostics}
+
+
+def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: str | None = None,
+                     crates: list[Path] | None = None, in_crate: str = "always") -> dict:
+    crates = crates or corpus_crates()
+    out_dir = Path(out or "runs/bench-crates")
+    start = time.monotonic()
+    decls = extract_paths([str(c) for c in crates], ExtractOptions()).declarations
+    eligible = eligible_declarations(decls, "rust")
+    source_bytes = sum(p.stat().st_size for c in crates for p in c.rglob("*.rs") if "target" not in p.parts)
+    rust = RustOracle(RustConfig(jobs=1))
+    crate = CrateBatchOracle(cache=None)
+    result = repair_rows(decls, rust, RepairConfig(seed=seed, in_crate=in_crate), crate_oracle=crate)
+    wall = time.monotonic() - start
+    summary = write_run({"rust": result}, out_dir, {"seed": seed})
+    funnel = result.funnel
+    n_eligible = len(eligible)
+    standalone = sum(f["verified_standalone"] for f in funnel.values())
+    verified_crate = sum(f["verified_crate"] for f in funnel.values())
+    runs = rust.stats.compiler_runs + crate.stats.compiler_runs
+    compiled = rust.stats.candidates_compiled + crate.stats.candidates_compiled
+    figures = {
+        "crates": len(crates), "in_crate": in_crate, "eligible": n_eligible,
+        "eligible_fn_method": sum(d.kind in ("fn", "method") for d in eligible),
+        "verified_original_share": round((standalone + verified_crate) / max(1, n_eligible), 4),
+        "verified_standalone": standalone, "verified_crate": verified_crate,
+        "rows": len(result.rows), "rows_per_eligible": round(len(result.rows) / max(1, n_eligible), 3),
+        "wall_s": round(wall, 1), "source_mb": round(source_bytes / 1e6, 3),
+        "wall_s_per_mb": round(wall / max(1e-9, source_bytes / 1e6), 1),
+        "compiler_runs": runs, "candidates_compiled": compiled,
+        "compiler_runs_per_candidate": round(runs / max(1, compiled), 3),
+        "crate_oracle": vars(crate.stats), "row_quality": {f.__name__: f(result.rows) for f in ROW_QUALITY},
+    }
+    figures["side_by_side"] = side_by_side(crate, seed, sample, result)
+    crate.close()
+    crate_rows = [json.loads(r.model_dump_json()) for r in result.rows if r.verification.scope == "crate"]
+    picked = random.Random(seed).sample(crate_rows, min(recheck, len(crate_rows)))
+    rechecks = [recheck_row(r) for r in picked]
+    figures["recheck"] = {"rows": len(rechecks), "disagreements": sum(not r["agree"] for r in rechecks)}
+    write_json(out_dir / "stats" / "crates.json", {**figures, "funnel": funnel, "repair": summary["rows"]})
+    figures["funnel"] = funnel
+    figures["identical"] = figures["side_by_side"]["identical"] and figures["recheck"]["disagreements"] == 0
+    return figures
+
+
+def side_by_side(crate: CrateBatchOracle, seed: int, sample: int, result) -> dict:
+    """A seeded sample of the stage's in-crate mutants: the stage's batched verdicts against one
+    check per mutant (fresh oracle, no cache); time per candidate of each."""
+    pairs = result.checked_in_crate
+    picked = random.Random(seed + 1).sample(range(len(pairs)), min(sample, len(pairs)))
+    fresh = CrateBatchOracle(cache=None)
+    solo = [fresh.check_solo(pairs[i][1].splice) for i in picked]
+    fresh.close()
+    differ = [i for i, s in zip(picked, solo) if not pairs[i][0].verdict.same_result(s)]
+    per_batched = crate.stats.elapsed_s / max(1, len(pairs))
+    per_solo = fresh.stats.elapsed_s / max(1, len(picked))
+    return {"candidates": len(picked), "stage_candidates": len(pairs), "batched_s_per_candidate": round(per_batched, 3),
+            "solo_s_per_candidate": round(per_solo, 3), "ratio": round(per_solo / max(1e-9, per_batched), 2),
+            "differ": len(differ), "identical": not differ,
+            "examples": [{"operator": pairs[i][0].operator, "path": pairs[i][1].splice.path} for i in differ[:5]]}
+
+
+def bench(args) -> dict:
+    """`synth bench crates`."""
+    return run_crates_bench(seed=args.seed, sample=args.n if args.n != 500 else 300, out=args.out,
+                            crates=[Path(c) for c in args.crates] if args.crates else None, in_crate=args.in_crate)

@@ -1,0 +1,267 @@
+"""In-crate verification, batched: many splices (each over a different function) in one
+`cargo check` of a scratch copy of the crate, verdicts exactly those of checking each alone.
+
+A splice's verdict carries the diagnostics on its own lines (positioned in the splice's text) and
+any error elsewhere in the crate (with its path and the file's own line). Warnings elsewhere are
+the crate's, not the splice's, and are left out. The batch is trusted only when it can be read
+exactly, else it is split in two (bisection) down to single checks:
+- a sentinel with a known late-phase warning must show up (rustc ran every phase);
+- no error outside every splice (it could be any splice's callers);
+- no diagnostic that points into another splice, or names a place in a spliced file;
+- splices that could see each other (one names the function another replaced) share no batch;
+- clean splices of a batch with errors are checked again together (rustc drops lints after errors).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cache import CACHE_LOGIC_VERSION, VerdictCache
+from .crate_jobs import (Job, batch_groups, cargo_failure, is_sentinel, job_of, names_a_place, outside_names,
+                         owner_of)
+from .crate_workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
+from .rust_batch import in_file_order
+from .rustc_diagnostics import _all_spans, is_summary, locate, spanless
+from .sandbox import Sandbox
+from .toolchain import find_binary, probe_version, resolve_rustup_proxy
+from .verdict import Candidate, Diagnostic, Splice, Verdict
+
+@dataclass
+class CrateBatchStats:
+    compiler_runs: int = 0
+    candidates_compiled: int = 0  # splices not answered by the cache
+    batch_runs: int = 0
+    solo_runs: int = 0
+    bisections: int = 0
+    early_stops: int = 0  # untrusted batches split by their likely culprits instead of in halves
+    clean_rechecks: int = 0
+    cache_hits: int = 0
+    elapsed_s: float = 0.0  # wall time of all cargo runs
+    untrusted: dict[str, int] = field(default_factory=dict)
+    solo_reasons: dict[str, int] = field(default_factory=dict)
+
+
+class CrateBatchOracle:
+    id = "cargo-crate"
+
+    def __init__(self, sandbox: Sandbox | None = None, cache: VerdictCache | None = None, batch_size: int = 64,
+                 timeout_s: float = 300.0, cargo: str = "cargo"):
+        self.sandbox = sandbox or Sandbox()
+        self.cache = cache
+        self.batch_size = batch_size
+        self.timeout_s = timeout_s
+        self.stats = CrateBatchStats()
+        self.cargo = resolve_rustup_proxy(find_binary(cargo, "[oracles.rust] cargo to its path"), "cargo")
+        self.rustc = str(Path(self.cargo).with_name("rustc"))
+        self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
+        self._scratch: dict[str, ScratchCrate | str] = {}
+        self._sentinel_ok: dict[str, bool] = {}
+        self._originals: dict[str, Verdict] = {}  # one check of each crate as it is
+        self._callers_broken: dict[str, tuple[int, int]] = {}  # kind -> (solo checks, with errors elsewhere)
+
+    @property
+    def flags(self) -> dict:
+        return {"rustflags": RUSTFLAGS, "logic": CACHE_LOGIC_VERSION, "scope": "crate"}
+
+    def job(self, splice: Splice, name: str, original: str = "", kind: str = "") -> Job:
+        """A splice to check, with what decides which others it may share a check with."""
+        return job_of(splice, name, original, kind)
+
+    def close(self) -> None:
+        for scratch in self._scratch.values():
+            if isinstance(scratch, ScratchCrate):
+                scratch.close()
+        self._scratch = {}
+
+    # -- crates ---------------------------------------------------------------------------------
+
+    def scratch(self, crate_dir: str) -> ScratchCrate | str:
+        """The crate's scratch copy, or why it cannot have one."""
+        if crate_dir not in self._scratch:
+            self._scratch[crate_dir] = open_scratch(Path(crate_dir), self.cargo, self.rustc, self.sandbox,
+                                                    self.timeout_s)
+        return self._scratch[crate_dir]
+
+    def original(self, crate_dir: str) -> Verdict:
+        """The crate as it is: passed means every declaration in it compiles in its real context."""
+        scratch = self.scratch(crate_dir)
+        if isinstance(scratch, str):
+            return Verdict(candidate_id="", passed=False, oracle=self.id, toolchain=self.toolchain,
+                           diagnostics=[Diagnostic(code="crate-manifest", severity="error", message=scratch)])
+        if crate_dir in self._originals:
+            return self._originals[crate_dir]
+        cand = Candidate.of("", f"crate:{scratch.hash}:original")
+        hit = self._cached(cand)
+        if hit is not None:
+            self._sentinel_ok[crate_dir] = not hit.sandbox.get("no_sentinel", True)
+            self._originals[crate_dir] = hit
+            return hit
+        run = self._run(scratch, [], sentinel=True)
+        self._sentinel_ok[crate_dir] = any(is_sentinel(m) for m in run.messages)
+        errors = [d for d in self._elsewhere(run, solo=True) if d.severity == "error"]
+        errors += cargo_failure(run, errors)
+        verdict = Verdict(candidate_id=cand.id, passed=not errors and run.returncode == 0, diagnostics=errors,
+                          oracle=self.id, toolchain=self.toolchain, elapsed_s=run.elapsed_s, timed_out=run.timed_out,
+                          mode="crate", sandbox={**run.isolation, "no_sentinel": not self._sentinel_ok[crate_dir]})
+        self._store(cand, verdict)
+        self._originals[crate_dir] = verdict
+        return verdict
+
+    def facts(self, crate_dir: str) -> dict:
+        scratch = self.scratch(crate_dir)
+        return {} if isinstance(scratch, str) else {**scratch.facts, "crate_hash": scratch.hash}
+
+    # -- splices --------------------------------------------------------------------------------
+
+    def check(self, jobs: list[Job]) -> list[Verdict]:
+        """One verdict per job, in order: batched per crate where that is exact."""
+        verdicts: dict[int, Verdict] = {}
+        todo: dict[str, list[int]] = {}
+        for i, job in enumerate(jobs):
+            hit = self._cached(job.splice.candidate())
+            if hit is not None:
+                verdicts[i] = hit
+            else:
+                todo.setdefault(job.splice.crate_dir, []).append(i)
+        self.stats.candidates_compiled += sum(len(v) for v in todo.values())
+        for crate_dir, indices in todo.items():
+            if self.original(crate_dir).passed is False or not self._sentinel_ok.get(crate_dir):
+                groups = [[i] for i in indices]  # no sentinel, no batch: checked alone
+            else:
+                groups = batch_groups([(i, jobs[i]) for i in indices], self.batch_size)
+            for group in groups:
+                verdicts.update(self._check_group(self.scratch(crate_dir), [(i, jobs[i]) for i in group]))
+        for i, job in enumerate(jobs):
+            if verdicts[i].mode != "cache":
+                self._store(job.splice.candidate(), verdicts[i])
+        return [verdicts[i] for i in range(len(jobs))]
+
+    def check_solo(self, splice: Splice) -> Verdict:
+        """The reference: this splice alone in the crate."""
+        return self._solo(self.scratch(splice.crate_dir), splice)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _run(self, scratch: ScratchCrate, splices: list[Splice], sentinel: bool) -> CargoRun:
+        self.stats.compiler_runs += 1
+        run = scratch.check(splices, sentinel=sentinel)
+        self.stats.elapsed_s += run.elapsed_s
+        return run
+
+    def _breaks_callers(self, kind: str) -> bool:
+        seen, broke = self._callers_broken.get(kind, (0, 0))
+        return seen >= 3 and broke * 2 >= seen
+
+    def _solo(self, scratch: ScratchCrate, splice: Splice, kind: str = "") -> Verdict:
+        self.stats.solo_runs += 1
+        run = self._run(scratch, [splice], sentinel=False)
+        own, _, _ = self._attribute(run)
+        elsewhere = self._elsewhere(run, solo=True)
+        seen, broke = self._callers_broken.get(kind, (0, 0))
+        self._callers_broken[kind] = (seen + 1, broke + bool(elsewhere))
+        diagnostics = in_file_order(own[0]) + sorted(elsewhere, key=lambda d: (d.path or "", d.line or 0, d.column or 0))
+        diagnostics += cargo_failure(run, [d for d in diagnostics if d.severity == "error"])
+        return self._verdict(splice, diagnostics, run, "solo", run.elapsed_s)
+
+    def _verdict(self, splice: Splice, diagnostics: list[Diagnostic], run: CargoRun, mode: str, elapsed: float):
+        failed = run.timed_out or any(d.severity == "error" for d in diagnostics)
+        return Verdict(candidate_id=splice.candidate().id, passed=not failed, diagnostics=diagnostics, oracle=self.id,
+                       toolchain=self.toolchain, elapsed_s=elapsed, timed_out=run.timed_out, mode=mode,
+                       sandbox=run.isolation)
+
+    def _check_group(self, scratch: ScratchCrate, items: list[tuple[int, Job]]) -> dict[int, Verdict]:
+        breakers = [it for it in items if it[1].new_header and self._breaks_callers(it[1].kind)]
+        if len(items) == 1 or breakers:  # measured: this kind of header change breaks callers elsewhere
+            rest = [it for it in items if it not in breakers] if len(items) > 1 else []
+            why = "breaks callers (measured for its kind)" if breakers else "alone in its group"
+            self.stats.solo_reasons[why] = self.stats.solo_reasons.get(why, 0) + len(items) - len(rest)
+            done = {i: self._solo(scratch, job.splice, job.kind) for i, job in items if (i, job) not in rest}
+            return {**done, **(self._check_group(scratch, rest) if rest else {})}
+        self.stats.batch_runs += 1
+        run = self._run(scratch, [job.splice for _, job in items], sentinel=True)
+        own, contaminated, why = self._attribute(run)
+        if why is None and not any(is_sentinel(m) for m in run.messages):
+            why = "no sentinel (rustc stopped early)"
+        if why is None and any(d.severity == "error" for d in self._elsewhere(run, solo=False)):
+            why = "error outside every splice"
+        if why is not None:
+            self.stats.untrusted[why] = self.stats.untrusted.get(why, 0) + 1
+            if why.startswith("error outside"):  # the functions named where it happened, else any new header
+                named = outside_names(run)
+                suspects = [it for it in items if it[1].name in named] or [it for it in items if it[1].new_header]
+            else:  # those that reported errors before rustc stopped
+                suspects = [it for k, it in enumerate(items) if any(d.severity == "error" for d in own[k])]
+            if 0 < len(suspects) < len(items):  # likely culprits alone, the others together again
+                self.stats.early_stops += 1
+                self.stats.solo_reasons["suspect"] = self.stats.solo_reasons.get("suspect", 0) + len(suspects)
+                rest = [it for it in items if it not in suspects]
+                return {**{i: self._solo(scratch, job.splice, job.kind) for i, job in suspects},
+                        **self._check_group(scratch, rest)}
+            self.stats.bisections += 1
+            mid = len(items) // 2
+            return {**self._check_group(scratch, items[:mid]), **self._check_group(scratch, items[mid:])}
+        share = run.elapsed_s / len(items)
+        had_errors = any(d.severity == "error" for diags in own for d in diags)
+        results, clean = {}, []
+        for k, (i, job) in enumerate(items):
+            if k in contaminated:
+                self.stats.solo_reasons["contaminated"] = self.stats.solo_reasons.get("contaminated", 0) + 1
+                results[i] = self._solo(scratch, job.splice, job.kind)
+            elif had_errors and not any(d.severity == "error" for d in own[k]):
+                clean.append((i, job))
+            else:
+                results[i] = self._verdict(job.splice, in_file_order(own[k]), run, "batched", share)
+        if clean:
+            self.stats.clean_rechecks += 1
+            results.update(self._check_group(scratch, clean))
+        return results
+
+    def _attribute(self, run: CargoRun) -> tuple[list[list[Diagnostic]], set[int], str | None]:
+        """Each splice's own diagnostics (in its coordinates), the splices whose diagnostics read
+        differently in company, and why the whole run cannot be read (None: it can)."""
+        own: list[list[Diagnostic]] = [[] for _ in run.sites]
+        contaminated: set[int] = set()
+        spliced = {s.path for s in run.sites}
+        for raw in run.messages:
+            if is_summary(raw) or raw.get("level") not in ("error", "warning") or is_sentinel(raw):
+                continue
+            k = owner_of(raw, run.sites)
+            if k is None:
+                continue
+            site = run.sites[k]
+            located = locate(raw, site.path, [site.region])
+            if located.diagnostic is None:
+                continue
+            others = [s for j, s in enumerate(run.sites) if j != k]
+            if any(sp.get("file_name") == o.path and o.region.first <= sp.get("line_start", 0) <= o.region.last
+                   for sp in _all_spans(raw) for o in others) or names_a_place(raw, spliced, site):
+                contaminated.add(k)
+            own[k].append(located.diagnostic)
+        return own, contaminated, None if run.returncode is not None else "timed out"
+
+    def _elsewhere(self, run: CargoRun, solo: bool) -> list[Diagnostic]:
+        """Errors outside every splice, with their file and pre-splice line (warnings dropped)."""
+        out = []
+        for raw in run.messages:
+            if is_summary(raw) or raw.get("level") != "error" or owner_of(raw, run.sites) is not None:
+                continue
+            primary = [s for s in raw.get("spans", []) if s.get("is_primary")]
+            if not primary:
+                out.append(spanless(raw))
+                continue
+            span = primary[0]
+            line = span["line_start"]
+            for site in run.sites:  # back to the file's own numbering
+                if site.path == span["file_name"] and line > site.region.last:
+                    line -= site.shift
+            d = spanless(raw).model_copy(update={"path": span["file_name"], "line": line,
+                                                 "column": span["column_start"], "label": span.get("label")})
+            out.append(d)
+        return out
+
+    def _cached(self, cand: Candidate) -> Verdict | None:
+        return self.cache.lookup(self, cand) if self.cache is not None else None
+
+    def _store(self, cand: Candidate, verdict: Verdict) -> None:
+        if self.cache is not None:
+            self.cache.store(self, cand, verdict)

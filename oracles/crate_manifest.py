@@ -1,0 +1,155 @@
+"""A checkable manifest for a scratch copy of a real crate.
+
+`cargo check --offline` resolves every dependency a manifest names, optional and dev ones
+included, and a workspace member needs its workspace. So the scratch copy gets a manifest of its
+own: its own `[workspace]` (detached from the real one; `workspace = true` fields inherited from
+it), the library target, the dependencies the default features need (normal, build, per-target),
+and every feature still declared (so `#[cfg(feature = ...)]` reads as in the real crate) but
+those off by default emptied, so they pull in nothing that may be missing. Dev-dependencies go:
+only the library is checked.
+"""
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+DEP_TABLES = ("dependencies", "build-dependencies")
+PACKAGE_KEYS = ("name", "version", "edition", "build", "links", "autobins", "autoexamples", "autotests",
+                "autobenches", "rust-version")
+DEP_KEYS = ("version", "path", "features", "default-features", "default_features", "package", "optional")
+
+
+class ManifestError(Exception):
+    """The crate's manifest cannot be turned into a checkable one (the message says why)."""
+
+
+def _workspace_root(crate_dir: Path) -> dict:
+    for parent in crate_dir.resolve().parents:
+        manifest = parent / "Cargo.toml"
+        if manifest.exists():
+            data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+            if "workspace" in data:
+                return data["workspace"] | {"__dir": str(parent)}
+    return {}
+
+
+def _inherit(value, key: str, inherited: dict, what: str):
+    if isinstance(value, dict) and value.get("workspace") is True:
+        if key not in inherited:
+            raise ManifestError(f"{what} `{key}` is inherited from a workspace that does not define it")
+        return inherited[key]
+    return value
+
+
+def _dependency(name: str, spec, workspace: dict, crate_dir: Path) -> dict:
+    if isinstance(spec, str):
+        return {"version": spec}
+    spec = dict(spec)
+    if spec.pop("workspace", False) is True:
+        base = (workspace.get("dependencies") or {}).get(name)
+        if base is None:
+            raise ManifestError(f"dependency `{name}` is inherited from a workspace that does not define it")
+        base = {"version": base} if isinstance(base, str) else dict(base)
+        if "path" in base:  # relative to the workspace root
+            base["path"] = str((Path(workspace["__dir"]) / base["path"]).resolve())
+        extra = spec.pop("features", [])
+        spec = base | spec
+        spec["features"] = sorted(set(base.get("features", [])) | set(extra))
+    elif "path" in spec:
+        spec["path"] = str((crate_dir / spec["path"]).resolve())
+    return {k: v for k, v in spec.items() if k in DEP_KEYS}
+
+
+def _default_closure(features: dict, optional: set[str]) -> tuple[set[str], set[str]]:
+    """The features and optional dependencies turned on by `default`."""
+    on_features, on_deps, todo = set(), set(), ["default"] if "default" in features else []
+    while todo:
+        item = todo.pop()
+        if item.startswith("dep:"):
+            on_deps.add(item[4:])
+            continue
+        if "/" in item:
+            dep = item.split("/", 1)[0]
+            if not dep.endswith("?"):
+                on_deps.add(dep)
+                if dep in features:
+                    todo.append(dep)
+            continue
+        if item in features and item not in on_features:
+            on_features.add(item)
+            todo.extend(features[item])
+        elif item in optional:
+            on_deps.add(item)
+    return on_features, on_deps
+
+
+def _kept_entry(item: str, on_features: set[str], on_deps: set[str]) -> bool:
+    if item.startswith("dep:"):
+        return item[4:] in on_deps
+    if "/" in item:
+        return item.split("/", 1)[0].rstrip("?") in on_deps
+    return item in on_features or item in on_deps
+
+
+def checkable_manifest(crate_dir: Path) -> tuple[str, dict]:
+    """(manifest text, facts: name, version, edition, features on) for a scratch copy of the crate."""
+    path = crate_dir / "Cargo.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ManifestError(f"{path.name}: {exc}") from exc
+    package = data.get("package")
+    if not package:
+        raise ManifestError("Cargo.toml has no [package] (a virtual workspace manifest is not a crate)")
+    workspace = {} if "workspace" in data else _workspace_root(crate_dir)
+    inherited = workspace.get("package") or {}
+    pkg = {k: _inherit(package[k], k, inherited, "package field") for k in PACKAGE_KEYS if k in package}
+    pkg.setdefault("version", "0.0.0")
+    pkg.setdefault("edition", "2015")
+    tables: dict[str, dict] = {}  # "dependencies", "target.'cfg(..)'.dependencies", ...
+    sources = [(t, data.get(t) or {}) for t in DEP_TABLES]
+    for target, body in sorted((data.get("target") or {}).items()):
+        sources += [(f"target.{json.dumps(target)}.{t}", body.get(t) or {}) for t in DEP_TABLES]
+    optional = {name for _, deps in sources for name, spec in deps.items()
+                if isinstance(spec, dict) and spec.get("optional")}
+    features = data.get("features") or {}
+    on_features, on_deps = _default_closure(features, optional)
+    for table, deps in sources:
+        kept = {name: _dependency(name, spec, workspace, crate_dir) for name, spec in sorted(deps.items())
+                if name not in optional or name in on_deps}
+        if kept:
+            tables[table] = kept
+    out_features = {name: ([e for e in entries if _kept_entry(e, on_features, on_deps)] if name in on_features else [])
+                    for name, entries in features.items()}
+    for dep in sorted(optional - on_deps - set(features)):
+        out_features[dep] = []  # its implicit feature stays declared, pulling in nothing
+    lines = ["[package]", *(f"{k} = {_value(v)}" for k, v in pkg.items()), "", "[workspace]", ""]
+    lib = data.get("lib") or {}
+    lib_keys = {k: v for k, v in lib.items() if k in ("name", "path", "proc-macro", "proc_macro", "crate-type")}
+    if lib_keys:
+        lines += ["[lib]", *(f"{k} = {_value(v)}" for k, v in lib_keys.items()), ""]
+    if out_features:
+        lines += ["[features]", *(f"{_key(k)} = {_value(v)}" for k, v in sorted(out_features.items())), ""]
+    for table, deps in tables.items():
+        lines += [f"[{table}]", *(f"{_key(k)} = {_value(v)}" for k, v in deps.items()), ""]
+    facts = {"name": pkg["name"], "version": pkg["version"], "edition": pkg["edition"],
+             "features": sorted(on_features), "lib_path": lib.get("path", "src/lib.rs")}
+    return "\n".join(lines), facts
+
+
+def _key(name: str) -> str:
+    return name if name.replace("-", "").replace("_", "").isalnum() else json.dumps(name)
+
+
+def _value(value) -> str:
+    """TOML for the values a manifest uses here: strings, booleans, lists, inline tables."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
+    return str(value)

@@ -1,0 +1,141 @@
+"""One scratch copy of a real crate, checked again and again with different splices.
+
+The copy gets a checkable manifest (crate_manifest.py) and its own target folder, so the
+dependencies are built once and each check recompiles only the crate. Cargo runs offline against
+the Debian directory source. Lints are capped at warnings (as cargo does for dependencies): a
+crate's `#![deny(...)]` meeting a newer compiler's lints would otherwise fail every check.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .crate_manifest import ManifestError, checkable_manifest
+from .rustc_diagnostics import Region
+from .verdict import Splice, crate_files, crate_hash
+from .sandbox import WORKDIR_PREFIX, Limits, Sandbox
+
+DEBIAN_REGISTRY = "/usr/share/cargo/registry"
+RUSTFLAGS = "--cap-lints=warn --verbose"  # --verbose: full type names, never written to a file
+SENTINEL = ("\n#[allow(dead_code)]\nmod __synth_sentinel {\n    #[warn(unused_mut)]\n"
+            "    fn __synth_sentinel_probe() { let mut sentinel_probe = 0u8; let _ = sentinel_probe; }\n}\n")
+
+
+def cargo_config(registry: str = DEBIAN_REGISTRY) -> str:
+    return (f'[source.crates-io]\nreplace-with = "local-registry"\n\n'
+            f'[source.local-registry]\ndirectory = {json.dumps(registry)}\n\n[net]\noffline = true\n')
+
+
+@dataclass
+class SpliceSite:
+    """Where one splice landed in the scratch copy: its file, lines, and the line shift after it."""
+
+    path: str
+    region: Region
+    shift: int  # lines added by the splice (negative: removed); lines after it move by this
+
+
+@dataclass
+class CargoRun:
+    messages: list[dict]  # rustc's diagnostics for the crate itself
+    sites: list[SpliceSite]
+    returncode: int | None
+    timed_out: bool
+    stderr: str
+    elapsed_s: float
+    isolation: dict = field(default_factory=dict)
+
+
+class ScratchCrate:
+    """A private copy of `crate_dir`; `check(splices)` applies them (and undoes the last ones)."""
+
+    def __init__(self, crate_dir: Path, cargo: str, rustc: str, sandbox: Sandbox, timeout_s: float,
+                 registry: str = DEBIAN_REGISTRY):
+        self.source = Path(crate_dir)
+        self.cargo, self.rustc, self.sandbox, self.timeout_s = cargo, rustc, sandbox, timeout_s
+        manifest, self.facts = checkable_manifest(self.source)  # ManifestError: the caller's to report
+        self.hash = crate_hash(self.source)
+        self.dir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))  # the sandbox lets a run write its own scratch folder
+        self.root = self.dir / "crate"
+        for path in crate_files(self.source):
+            dest = self.root / path.relative_to(self.source)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
+        (self.root / "Cargo.toml").write_text(manifest)
+        (self.root / "Cargo.lock").unlink(missing_ok=True)
+        (self.dir / "home").mkdir()
+        (self.dir / "home" / "config.toml").write_text(cargo_config(registry))
+        self.lib_path = self.facts["lib_path"]
+        self.originals: dict[str, bytes] = {}  # files changed by the last check, as they were
+        self.runs = 0
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _restore(self) -> None:
+        for rel, data in self.originals.items():
+            (self.root / rel).write_bytes(data)
+        self.originals = {}
+
+    def _apply(self, splices: list[Splice], sentinel: bool) -> list[SpliceSite]:
+        by_file: dict[str, list[tuple[int, Splice]]] = {}
+        for k, s in enumerate(splices):
+            by_file.setdefault(s.path, []).append((k, s))
+        if sentinel:
+            by_file.setdefault(self.lib_path, [])
+        sites: list[SpliceSite | None] = [None] * len(splices)
+        stamp = time.time() + 1  # newer than any output, so cargo never replays an old answer
+        for rel, items in by_file.items():
+            target = self.root / rel
+            data = target.read_bytes()
+            self.originals[rel] = data
+            out, pos, line = [], 0, 1
+            for k, s in sorted(items, key=lambda it: it[1].start_byte):
+                if s.start_byte < pos:
+                    raise ValueError(f"splices overlap in {rel}")
+                before = data[pos:s.start_byte]
+                line += before.count(b"\n")
+                text = s.text.encode()
+                last = line + text.count(b"\n") - (1 if text.endswith(b"\n") else 0)
+                shift = text.count(b"\n") - data[s.start_byte:s.end_byte].count(b"\n")
+                sites[k] = SpliceSite(rel, Region(line, max(line, last)), shift)
+                out += [before, text]
+                line += text.count(b"\n")
+                pos = s.end_byte
+            out.append(data[pos:])
+            if sentinel and rel == self.lib_path:
+                out.append(SENTINEL.encode())
+            target.write_bytes(b"".join(out))
+            os.utime(target, (stamp, stamp))
+        return sites
+
+    def check(self, splices: list[Splice], sentinel: bool = False) -> CargoRun:
+        self._restore()
+        sites = self._apply(splices, sentinel)
+        env = {"CARGO_HOME": str(self.dir / "home"), "RUSTC": self.rustc, "CARGO_TARGET_DIR": str(self.dir / "target"),
+               "CARGO_TERM_COLOR": "never", "RUSTFLAGS": RUSTFLAGS, "CARGO_INCREMENTAL": "1"}
+        argv = [self.cargo, "check", "--offline", "--lib", "--message-format=json"]
+        self.runs += 1
+        run = self.sandbox.run(argv, self.root, limits=Limits(timeout_s=self.timeout_s), env=env)
+        manifest = str(self.root / "Cargo.toml")
+        messages = []
+        for line in run.stdout.splitlines():
+            if line.startswith("{"):
+                msg = json.loads(line)
+                if msg.get("reason") == "compiler-message" and msg.get("manifest_path") == manifest:
+                    messages.append(msg["message"])
+        self._restore()
+        return CargoRun(messages, sites, run.returncode, run.timed_out, run.stderr, run.elapsed_s, run.isolation)
+
+
+def open_scratch(crate_dir: Path, cargo: str, rustc: str, sandbox: Sandbox, timeout_s: float) -> ScratchCrate | str:
+    """A scratch copy, or why the crate cannot have one (a sentence naming the problem)."""
+    try:
+        return ScratchCrate(crate_dir, cargo, rustc, sandbox, timeout_s)
+    except ManifestError as exc:
+        return f"{crate_dir.name}: {exc}"

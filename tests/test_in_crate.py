@@ -1,0 +1,164 @@
+"""In-crate verification: declarations whose standalone file fails are verified inside their real
+crate (a scratch copy checked with cargo offline), mutants batched with verdicts exactly as alone."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchmarks.crates_bench import recheck_row
+from oracles.crate import Splice
+from oracles.crate_batch import CrateBatchOracle
+from oracles.crate_jobs import job_of
+from oracles.crate_manifest import checkable_manifest
+from oracles.rust import RustConfig, RustOracle
+from synth.extract import extract_paths
+from synth.extract.extract import ExtractOptions
+from synth.mutate.repair import RepairConfig, repair_rows
+
+ITOA = Path("/usr/share/cargo/registry/itoa-1.0.1")
+
+LIB = '''//! A member of a workspace whose sibling needs a crate nobody has.
+pub mod shapes;
+
+#[cfg(feature = "extra")]
+pub fn extra() -> missing_opt::Thing { missing_opt::Thing }
+
+pub fn total_area(items: &[shapes::Rect]) -> u64 {
+    let mut sum = 0;
+    for r in items {
+        sum += crate::shapes::area(r);
+    }
+    sum
+}
+'''
+SHAPES = '''use super::total_area;
+
+pub struct Rect { pub w: u64, pub h: u64 }
+
+pub fn area(r: &Rect) -> u64 {
+    r.w * r.h
+}
+
+impl Rect {
+    pub fn square(side: u64) -> Rect {
+        Rect { w: side, h: side }
+    }
+
+    pub fn scaled(&self, k: u64) -> Rect {
+        let w = self.w * k;
+        Rect { w, h: self.h * k }
+    }
+
+    pub fn doubled_total(&self) -> u64 {
+        total_area(&[self.scaled(2)])
+    }
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("ws")
+    (root / "Cargo.toml").write_text('[workspace]\nmembers = ["geo", "sibling"]\n\n[workspace.package]\n'
+                                     'version = "0.3.0"\nedition = "2021"\n\n[workspace.dependencies]\n'
+                                     'no-such-crate-anywhere = "9.9"\n')
+    geo = root / "geo"
+    (geo / "src").mkdir(parents=True)
+    (geo / "Cargo.toml").write_text('[package]\nname = "geo"\nversion.workspace = true\nedition.workspace = true\n\n'
+                                    '[dependencies]\nmissing-opt = { version = "7", optional = true }\n\n'
+                                    '[dev-dependencies]\nno-such-dev-crate = "1"\n\n'
+                                    '[features]\ndefault = []\nextra = ["dep:missing-opt"]\n')
+    (geo / "src" / "lib.rs").write_text(LIB)
+    (geo / "src" / "shapes.rs").write_text(SHAPES)
+    sibling = root / "sibling"
+    (sibling / "src").mkdir(parents=True)
+    (sibling / "Cargo.toml").write_text('[package]\nname = "sibling"\nversion.workspace = true\nedition = "2021"\n\n'
+                                        '[dependencies]\nno-such-crate-anywhere = { workspace = true }\n')
+    (sibling / "src" / "lib.rs").write_text("pub fn s() {}\n")
+    return root
+
+
+def test_the_workspace_itself_cannot_be_checked_offline(workspace):
+    """The premise: cargo in the real member fails (its sibling's dependency is nowhere)."""
+    run = subprocess.run(["cargo", "check", "--offline"], cwd=workspace / "geo", capture_output=True, text=True,
+                         env={**os.environ, "CARGO_HOME": str(workspace / ".home"),
+                              "CARGO_TARGET_DIR": str(workspace / ".target")})
+    assert run.returncode != 0 and "no matching package" in run.stderr
+
+
+def test_checkable_manifest_detaches_and_drops_what_default_features_do_not_need(workspace):
+    text, facts = checkable_manifest(workspace / "geo")
+    assert (facts["name"], facts["version"], facts["edition"]) == ("geo", "0.3.0", "2021")
+    assert "[workspace]" in text and "missing-opt" in text  # the feature stays declared ...
+    assert 'missing-opt = { version' not in text and "no-such-dev-crate" not in text  # ... pulling in nothing
+    assert 'extra = []' in text
+
+
+def test_workspace_member_with_optional_dependency_is_extracted_mutated_and_verified(workspace, tmp_path):
+    decls = extract_paths([str(workspace / "geo")], ExtractOptions()).declarations
+    crate = CrateBatchOracle(cache=None)
+    try:
+        result = repair_rows(decls, RustOracle(RustConfig()), RepairConfig(seed=3), crate_oracle=crate)
+    finally:
+        crate.close()
+    (funnel,) = result.funnel.values()
+    assert funnel["verified_crate"] >= 3 and funnel["left_out"] == {}, repr(funnel)
+    assert funnel["verified_standalone"] + funnel["verified_crate"] == funnel["eligible"]
+    crate_rows = [r for r in result.rows if r.verification.scope == "crate"]
+    assert len(crate_rows) >= 5
+    recipe = crate_rows[0].verification.crate
+    assert (recipe["name"], recipe["version"], recipe["edition"]) == ("geo", "0.3.0", "2021")
+    assert recipe["path"] in ("src/lib.rs", "src/shapes.rs")
+    for row in crate_rows:  # nothing of the scratch copy leaks into a row
+        assert "synth-crate-" not in row.model_dump_json()
+        assert recheck_row(json.loads(row.model_dump_json()), crate_dir=workspace / "geo")["agree"]
+
+
+def _mutants(crate_dir: Path, limit: int):
+    from synth.mutate.repair import OperatorStats, eligible_declarations, make_mutants
+    from synth.mutate.rust_ops import RUST_OPERATORS
+    decls = eligible_declarations(extract_paths([str(crate_dir)], ExtractOptions()).declarations, "rust")
+    stats = {op.name: OperatorStats() for op in RUST_OPERATORS}
+    mutants = make_mutants(decls, RUST_OPERATORS, RepairConfig(seed=1), stats)[:limit]
+    return [job_of(Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken),
+                   m.decl.name, m.decl.text, m.operator) for m in mutants]
+
+
+def test_batched_crate_verdicts_equal_one_check_each(workspace):
+    jobs = _mutants(workspace / "geo", 24)
+    # A header change that breaks a caller elsewhere (`doubled_total` calls `scaled`).
+    src = (workspace / "geo" / "src" / "shapes.rs").read_text()
+    start = src.index("    pub fn scaled") + 4
+    end = src.index("    pub fn doubled_total") - 2
+    jobs.append(job_of(Splice(str(workspace / "geo"), "src/shapes.rs", start, end,
+                              "pub fn scaled(&self) -> Rect {\n        Rect { w: self.w, h: self.h }\n    }"),
+                       "scaled", src[start:end], "argument_count"))
+    oracle = CrateBatchOracle(cache=None)
+    try:
+        batched = oracle.check(jobs)
+        assert oracle.stats.batch_runs >= 1 and oracle.stats.compiler_runs < len(jobs)
+        solo = [oracle.check_solo(j.splice) for j in jobs]
+    finally:
+        oracle.close()
+    for job, b, s in zip(jobs, batched, solo):
+        assert b.same_result(s), (job.kind, [d.render() for d in b.diagnostics], [d.render() for d in s.diagnostics])
+    elsewhere = [d for d in solo[-1].errors if d.path]
+    assert elsewhere and elsewhere[0].path == "src/shapes.rs" and elsewhere[0].code == "E0061"
+
+
+@pytest.mark.skipif(not ITOA.is_dir(), reason="the pinned corpus is not installed (make setup)")
+def test_corpus_crate_rows_recheck_and_a_tampered_row_does_not():
+    decls = extract_paths([str(ITOA)], ExtractOptions()).declarations
+    crate = CrateBatchOracle(cache=None)
+    try:
+        result = repair_rows(decls, RustOracle(RustConfig()), RepairConfig(seed=0, in_crate="always"), crate_oracle=crate)
+    finally:
+        crate.close()
+    rows = [json.loads(r.model_dump_json()) for r in result.rows if r.verification.scope == "crate"]
+    assert len(rows) >= 10
+    assert recheck_row(rows[0])["agree"]
+    tampered = json.loads(json.dumps(rows[0]))
+    tampered["broken_verification"]["diagnostics"][0]["line"] += 1
+    assert not recheck_row(tampered)["agree"]
