@@ -117,7 +117,7 @@ def cmd_bench(args) -> int:
         result = run_refresh_bench(n=args.n if args.n != 500 else 300, seed=args.seed)
     elif args.what == "train":
         from benchmarks.train_bench import run_train_bench
-        result = run_train_bench(steps=args.steps, repeats=args.repeats, seed=args.seed)
+        result = run_train_bench(steps=args.steps or 12, repeats=args.repeats, seed=args.seed)
     elif args.what == "oracle":
         from benchmarks.oracle_bench import run_oracle_bench
         for raw in args.crates or []:
@@ -125,6 +125,12 @@ def cmd_bench(args) -> int:
                 raise UsageError(f"{raw}: no such file or directory")
         result = run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats, jobs=args.jobs or 1,
                                   crates=[Path(c) for c in args.crates] if args.crates else None)
+    elif args.what == "loop":
+        from benchmarks.loop_bench import run_loop_bench
+        for raw in args.heldout or []:
+            if not Path(raw).is_dir():
+                raise UsageError(f"{raw}: not a crate folder (--heldout takes crate folders)")
+        result = run_loop_bench(heldout=args.heldout, seed=args.seed, sft_steps=args.steps or 60)
     else:
         from benchmarks.extract_bench import run_extract_bench
         result = run_extract_bench(mb=args.mb, repeats=min(args.repeats, 3), jobs=args.jobs)
@@ -505,14 +511,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="print the figures the issues ask for")
     common(bench)
-    bench.add_argument("what", choices=["oracle", "extract", "train", "refresh"])
-    bench.add_argument("--steps", type=int, default=12, help="train: optimizer steps per measured run")
+    bench.add_argument("what", choices=["oracle", "extract", "train", "refresh", "loop"])
+    bench.add_argument("--steps", type=int, help="train: optimizer steps per measured run (12); loop: SFT steps (60)")
     bench.add_argument("--n", type=int, default=500, help="oracle: candidates; refresh: declarations (300)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")
     bench.add_argument("--crates", nargs="+", metavar="PATH",
                        help="oracle: Rust sources for the pipeline stream (default examples/rust)")
+    bench.add_argument("--heldout", nargs="+", metavar="PATH",
+                       help="loop: crates whose verified declarations become the held-out tasks")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     bench.set_defaults(func=cmd_bench)
 

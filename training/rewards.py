@@ -31,6 +31,7 @@ class Task(BaseModel):
     context: str = ""  # code the answer is placed after (declarations it may use)
     tests: str = ""  # appended for the test run (Rust: a #[cfg(test)] module; Vox: test blocks)
     must_define: list[str] = Field(default_factory=list)
+    group: str = ""  # the answer group of the verified reference (held-out tasks share none with training)
 
 
 def load_tasks(path: str | Path) -> list[Task]:

@@ -23,6 +23,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from oracles.verdict import Candidate, Verdict
+from synth.docs.lane import crate_name, with_context
 from synth.extract.model import Declaration, language_and_fence, standalone_source
 from synth.llm.client import BudgetExceeded, CallFailed, LLMClient, LLMRequest
 from synth.prompts import system_prompt, template, template_hash
@@ -96,11 +97,8 @@ def judge_prompt(decl: Declaration, instruction: str) -> str:
 
 
 def row_prompt(decl: Declaration, instruction: str) -> str:
-    """What the trained model sees: the task, and the declarations it may use."""
-    if not decl.context.strip():
-        return instruction.strip()
-    _, fence = _fence(decl)
-    return f"{instruction.strip()}\n\nYou may use these existing declarations:\n```{fence}\n{decl.context.strip()}\n```"
+    """What the trained model sees: the task, and the declarations the answer was verified with."""
+    return with_context(instruction, decl.context, _fence(decl)[1])
 
 
 @dataclass
@@ -256,4 +254,5 @@ def _row(decl: Declaration, verdict: Verdict, final: State, config: Backtranslat
         checked_source=standalone_source(decl), rating=final["rating"], instruction=final["instruction"],
         regenerated=final.get("regenerated"), regenerated_passed=bool(final.get("regen_passed")),
         attempts=final.get("attempt", 1), context=decl.context,
+        must_define=[decl.name], crate=crate_name(decl),
     )
