@@ -121,7 +121,8 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
                    max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 3e-4) -> dict:
     from oracles.rust import RustConfig, RustOracle
     from synth.assemble.tasks import write_tasks
-    from synth.jsonl import write_jsonl
+    from oracles.cache import VerdictCache
+    from synth.jsonl import write_json, write_jsonl
     from synth.llm.local import LocalSampler
     from training.base_model import DEFAULT_DIR
     from training.grpo import run_grpo
@@ -139,6 +140,8 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
         now = time.perf_counter()
         seconds[name] = round(now - clock, 1)
         clock = now
+        progress = {"seconds": seconds, **{k: _public(v) for k, v in results.items()}}
+        write_json(run / "progress.json", progress)  # a run cut short still shows its phases
 
     train_paths, heldout_paths, source = default_sources()
     if heldout:
@@ -147,7 +150,8 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     if train:
         train_paths = [Path(p) for p in train]
     run = Path(out)
-    oracle = RustOracle(RustConfig())
+    results: dict = {}
+    oracle = RustOracle(RustConfig(), cache=VerdictCache(Path("cache") / "verdicts"))
     tokenizer = _tokenizer(model_dir)
     split, data = build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt, max_answer, seed, rl_share)
     data["tasks"] = write_tasks(run, split)
@@ -156,8 +160,8 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     tasks = split.heldout_tasks
     if not tasks or not split.sft_rows:
         raise ValueError(f"no held-out tasks or no training rows: {data}")
-    new_tokens = max_answer + 32
-    results = {"base": evaluate(LocalSampler(model_dir, max_new_tokens=new_tokens), tasks, oracle)}
+    new_tokens = max_answer + 16  # a reference answer fits; rambling stops here
+    results["base"] = evaluate(LocalSampler(model_dir, max_new_tokens=new_tokens), tasks, oracle)
     lap("eval_base")
     common = {"lora": {"r": 16, "alpha": 32, "dropout": 0.0}}
     sft_profile = _profile(model_dir, run / "sft_run", str(run / "sft"), seed, **common, sft={
@@ -183,7 +187,7 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
         lap("grpo")
         results["grpo"] = results["sft"]
     lap("eval_grpo")
-    summary = {name: {k: v for k, v in r.items() if k != "per_task"} for name, r in results.items()}
+    summary = {name: _public(r) for name, r in results.items()}
     return {"source": source, "heldout_tasks": len(tasks), "train_rows": len(split.sft_rows),
             "rl_tasks": len(split.rl_tasks), "data": data, "seconds": {**seconds, "total": round(sum(seconds.values()), 1)},
             **summary, "sft_vs_base": paired(results["base"], results["sft"], seed),
@@ -192,6 +196,10 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
             "settings": {"sft_steps": sft_steps, "grpo_steps": grpo_steps, "max_prompt": max_prompt,
                          "max_answer": max_answer, "max_new_tokens": new_tokens, "lr": lr, "seed": seed,
                          "decoding": "greedy"}}
+
+
+def _public(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "per_task"}
 
 
 def _tokenizer(model_dir: str):

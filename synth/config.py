@@ -41,6 +41,15 @@ class RepairStage(Strict):
     diff: bool = False
 
 
+class DocLaneStage(Strict):
+    """Documented functions as tasks (no LLM); with it the run writes tasks/rl.jsonl and
+    tasks/heldout.jsonl from the verified rows of the lanes that pose tasks."""
+    enabled: bool = False
+    heldout_crates: list[str] = Field(default_factory=list)  # crate folder names; else a share of them
+    heldout_share: float = Field(0.2, ge=0, lt=1)
+    rl_share: float = Field(0.2, ge=0, lt=1)
+
+
 class BacktranslateStage(Strict):
     enabled: bool = False
     model: str = ""
@@ -69,6 +78,7 @@ class ToolcallsStage(Strict):
 
 class Stages(Strict):
     repair: RepairStage = Field(default_factory=RepairStage)
+    doclane: DocLaneStage = Field(default_factory=DocLaneStage)
     backtranslate: BacktranslateStage = Field(default_factory=BacktranslateStage)
     rft: RftStage = Field(default_factory=RftStage)
     toolcalls: ToolcallsStage = Field(default_factory=ToolcallsStage)

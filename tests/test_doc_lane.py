@@ -126,3 +126,32 @@ def test_batched_greedy_equals_one_prompt_at_a_time(tmp_path):
     batched = sampler.greedy(prompts, batch_size=2)
     assert batched == [sampler.greedy([p], batch_size=1)[0] for p in prompts]
     assert all(batched)
+
+
+def _crate(root, name: str, body: str):
+    (root / name / "src").mkdir(parents=True)
+    (root / name / "Cargo.toml").write_text(f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n')
+    (root / name / "src" / "lib.rs").write_text(body)
+
+
+def test_the_pipeline_writes_tasks_and_keeps_heldout_answers_out_of_training(tmp_path):
+    from synth.config import load_config
+    from synth.pipeline.run import run_pipeline
+
+    fns = "".join(f"/// Returns {i} more than `x`.\npub fn plus_{i}(x: u64) -> u64 {{\n    x + {i}\n}}\n\n"
+                  for i in range(6))
+    _crate(tmp_path, "alpha", fns)
+    _crate(tmp_path, "beta", fns.replace("plus_", "add_"))
+    (tmp_path / "synth.toml").write_text(
+        '[run]\nout = "run"\ncache_dir = "cache"\n\n[[sources]]\npath = "alpha"\nlang = "rust"\n\n'
+        '[[sources]]\npath = "beta"\nlang = "rust"\n\n[stages.repair]\nenabled = false\n\n'
+        '[stages.doclane]\nenabled = true\nheldout_crates = ["beta"]\nrl_share = 0.3\n')
+    summary = run_pipeline(load_config(tmp_path / "synth.toml"))
+    run = tmp_path / "run"
+    heldout = [Task.model_validate_json(line) for line in (run / "tasks" / "heldout.jsonl").read_text().splitlines()]
+    rl = [Task.model_validate_json(line) for line in (run / "tasks" / "rl.jsonl").read_text().splitlines()]
+    sft = [json.loads(line) for line in (run / "rows" / "codegen.jsonl").read_text().splitlines()]
+    assert len(heldout) == 6 and all("add_" in t.must_define[0] for t in heldout), summary.notes
+    assert rl and sft and len(rl) + len(sft) == 6
+    assert not {t.group for t in heldout} & ({t.group for t in rl} | {row_group(r) for r in sft})
+    assert not {t.id for t in rl} & {r["id"] for r in sft}  # RL tasks are not trained on by SFT

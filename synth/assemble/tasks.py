@@ -126,3 +126,19 @@ def attach_tests(rows: list[dict], test_decls: list[Declaration], oracle) -> int
             attached += 1
     return attached
 
+
+
+def split_outputs(out_dir: str | Path, outputs: list, heldout_crates: list[str], heldout_share: float,
+                  rl_share: float, seed: int) -> dict:
+    """The pipeline's step: the rows of the lanes that pose tasks (stage outputs with `.rows`) are
+    split; the stages keep only their SFT rows, and the tasks files are written. Held-out crates:
+    the ones named, else a seeded share of the crates present."""
+    rows = [r.model_dump(mode="json") for o in outputs for r in o.rows]
+    crates = sorted({r["crate"] for r in rows if r.get("crate")})
+    held = set(heldout_crates) or {c for c in crates if unit(seed, "heldout", c) < heldout_share}
+    split = split_rows(rows, held, rl_share, seed)
+    stats = write_tasks(out_dir, split)
+    keep = {r["id"] for r in split.sft_rows}
+    for output in outputs:
+        output.rows = [r for r in output.rows if r.id in keep]
+    return {**stats, "heldout_crates": sorted(held)}

@@ -22,7 +22,7 @@ from synth.config import SynthConfig
 from synth.jsonl import read_jsonl, write_json, write_jsonl
 from synth.rows import Row
 
-from .stages import (Context, DeferringClient, StageOutput, backtranslate_stage, repair_stage, rft_stage,
+from .stages import (Context, DeferringClient, StageOutput, backtranslate_stage, doclane_stage, repair_stage, rft_stage,
                      toolcalls_stage)
 from .store import ItemStore
 
@@ -192,6 +192,8 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         stages = config.stages
         if stages.repair.enabled:
             finish("repair", repair_stage(ctx, decls, stages.repair))
+        if stages.doclane.enabled:
+            finish("doclane", doclane_stage(ctx, decls, stages.doclane))
         for name in PAID_STAGES:
             stage = getattr(stages, name)
             if not stage.enabled:
@@ -220,6 +222,10 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
                 summary.batch_submitted = len(unique)
             except BudgetExceeded as exc:
                 attention.append(f"batch not submitted: {exc}")
+        if stages.doclane.enabled:
+            from synth.assemble.tasks import split_outputs
+            lanes = [outputs[n] for n in ("doclane", "backtranslate") if n in outputs]
+            summary.notes.append(f"tasks: {split_outputs(out, lanes, **stages.doclane.model_dump(exclude={'enabled'}), seed=config.run.seed)}")
         write_outputs(out, outputs)
         snapshot_dir, diff = write_snapshot(out, config)
         totals = client.ledger.totals()

@@ -201,6 +201,24 @@ def repair_stage(ctx: Context, decls: list[Declaration], settings) -> StageOutpu
     return out
 
 
+# -- doc lane ------------------------------------------------------------------------------------
+
+def doclane_stage(ctx: Context, decls: list[Declaration], settings) -> StageOutput:
+    """No item store: one batched check of every documented function (the verdict cache answers
+    the unchanged ones)."""
+    from synth.docs.lane import doc_candidates, doc_lane
+
+    out = StageOutput("doclane")
+    items = doc_candidates(decls)
+    out.items = len(items)
+    if ctx.oracles.get("rust") is None:
+        out.no_oracle = len(items)
+        return out
+    out.rows, out.rejected = doc_lane(items, ctx.oracles["rust"], ctx.seed)
+    out.processed = len(items)
+    return out
+
+
 # -- back-translation ----------------------------------------------------------------------------
 
 BACKTRANSLATE_KINDS = {"rust": ("fn", "method"), "vox": ("fn",)}
