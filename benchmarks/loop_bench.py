@@ -87,7 +87,7 @@ def evaluate(sampler, tasks, oracle) -> dict:
     from training.chat import serve_prompt
     from training.rewards import OracleJudge
 
-    completions = sampler.greedy([serve_prompt(t.prompt) for t in tasks])
+    completions = sampler.greedy([serve_prompt(t.prompt) for t in tasks], batch_size=16)
     outcomes = OracleJudge({"rust": oracle}).judge(tasks, completions)
     per_task = {t.id: {"compiled": float(o.compiled and o.defined), "passed": float(o.passed),
                        "tests": o.tests} for t, o in zip(tasks, outcomes)}
@@ -118,7 +118,8 @@ def _profile(model: str, out: Path, data: str, seed: int, **sections):
 
 def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = None, model_dir: str | None = None,
                    out: str = "runs/loop", sft_steps: int = 60, grpo_steps: int = 8, max_prompt: int = 448,
-                   max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 3e-4) -> dict:
+                   max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 3e-4,
+                   threads: int | None = None) -> dict:
     from oracles.rust import RustConfig, RustOracle
     from synth.assemble.tasks import write_tasks
     from oracles.cache import VerdictCache
@@ -129,6 +130,9 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     from training.integrity import InertAdapter
     from training.sft import run_sft
 
+    if threads:  # on a crowded machine one thread beats two that wait for each other at every op
+        import torch
+        torch.set_num_threads(threads)
     model_dir = str(model_dir or DEFAULT_DIR)
     if not (Path(model_dir) / "config.json").exists():
         raise FileNotFoundError(f"no base model at {model_dir} (run `make model`)")

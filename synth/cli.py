@@ -130,7 +130,7 @@ def cmd_bench(args) -> int:
         for raw in args.heldout or []:
             if not Path(raw).is_dir():
                 raise UsageError(f"{raw}: not a crate folder (--heldout takes crate folders)")
-        result = run_loop_bench(heldout=args.heldout, seed=args.seed, sft_steps=args.steps or 60)
+        result = run_loop_bench(heldout=args.heldout, seed=args.seed, sft_steps=args.steps or 60, threads=args.jobs)
     else:
         from benchmarks.extract_bench import run_extract_bench
         result = run_extract_bench(mb=args.mb, repeats=min(args.repeats, 3), jobs=args.jobs)
@@ -516,7 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--n", type=int, default=500, help="oracle: candidates; refresh: declarations (300)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)
-    bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")
+    bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores; loop: torch threads)")
     bench.add_argument("--crates", nargs="+", metavar="PATH",
                        help="oracle: Rust sources for the pipeline stream (default examples/rust)")
     bench.add_argument("--heldout", nargs="+", metavar="PATH",

@@ -155,3 +155,17 @@ def test_the_pipeline_writes_tasks_and_keeps_heldout_answers_out_of_training(tmp
     assert rl and sft and len(rl) + len(sft) == 6
     assert not {t.group for t in heldout} & ({t.group for t in rl} | {row_group(r) for r in sft})
     assert not {t.id for t in rl} & {r["id"] for r in sft}  # RL tasks are not trained on by SFT
+
+
+def test_make_model_refuses_a_gguf_that_is_not_the_pinned_one(tmp_path, monkeypatch):
+    from training import base_model
+
+    fake = tmp_path / base_model.GGUF_NAME
+    fake.write_bytes(b"GGUF not the pinned weights")
+    monkeypatch.setattr(base_model, "gguf_path", lambda: fake)
+    with pytest.raises(ValueError, match="is not the pinned"):
+        base_model.convert(tmp_path / "model")
+    assert not (tmp_path / "model").exists()
+    (tmp_path / "done").mkdir()
+    (tmp_path / "done" / base_model.STAMP).write_text(json.dumps({"gguf_sha256": base_model.GGUF_SHA256}))
+    assert base_model.convert(tmp_path / "done") == tmp_path / "done"  # converted once: nothing redone
