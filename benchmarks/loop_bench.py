@@ -117,7 +117,7 @@ def _profile(model: str, out: Path, data: str, seed: int, **sections):
 
 
 def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = None, model_dir: str | None = None,
-                   out: str = "runs/loop", sft_steps: int = 60, grpo_steps: int = 8, max_prompt: int = 448,
+                   out: str = "runs/loop", sft_steps: int = 16, grpo_steps: int = 6, max_prompt: int = 448,
                    max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 3e-4,
                    threads: int | None = None) -> dict:
     from oracles.rust import RustConfig, RustOracle
@@ -144,7 +144,7 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
         now = time.perf_counter()
         seconds[name] = round(now - clock, 1)
         clock = now
-        progress = {"seconds": seconds, **{k: _public(v) for k, v in results.items()}}
+        progress = {"seconds": seconds, "data": data, **{k: _public(v) for k, v in results.items()}}
         write_json(run / "progress.json", progress)  # a run cut short still shows its phases
 
     train_paths, heldout_paths, source = default_sources()
@@ -155,10 +155,11 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
         train_paths = [Path(p) for p in train]
     run = Path(out)
     results: dict = {}
+    data: dict = {}
     oracle = RustOracle(RustConfig(), cache=VerdictCache(Path("cache") / "verdicts"))
     tokenizer = _tokenizer(model_dir)
-    split, data = build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt, max_answer, seed, rl_share)
-    data["tasks"] = write_tasks(run, split)
+    split, built = build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt, max_answer, seed, rl_share)
+    data.update(built, tasks=write_tasks(run, split))
     write_jsonl(run / "sft" / "train.jsonl", split.sft_rows)
     lap("data")
     tasks = split.heldout_tasks

@@ -130,7 +130,7 @@ def cmd_bench(args) -> int:
         for raw in args.heldout or []:
             if not Path(raw).is_dir():
                 raise UsageError(f"{raw}: not a crate folder (--heldout takes crate folders)")
-        result = run_loop_bench(heldout=args.heldout, seed=args.seed, sft_steps=args.steps or 60, threads=args.jobs)
+        result = run_loop_bench(heldout=args.heldout, seed=args.seed, sft_steps=args.steps or 16, threads=args.jobs)
     else:
         from benchmarks.extract_bench import run_extract_bench
         result = run_extract_bench(mb=args.mb, repeats=min(args.repeats, 3), jobs=args.jobs)
@@ -512,7 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="print the figures the issues ask for")
     common(bench)
     bench.add_argument("what", choices=["oracle", "extract", "train", "refresh", "loop"])
-    bench.add_argument("--steps", type=int, help="train: optimizer steps per measured run (12); loop: SFT steps (60)")
+    bench.add_argument("--steps", type=int, help="train: optimizer steps per measured run (12); loop: SFT steps (16)")
     bench.add_argument("--n", type=int, default=500, help="oracle: candidates; refresh: declarations (300)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)

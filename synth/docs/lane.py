@@ -3,9 +3,10 @@ its own doc comment and signature, shown with the context it compiles in, and wh
 the declaration itself, checked by the compiler exactly as an evaluation checks a model's answer
 (`candidate_source(context, answer)`).
 
-The doc comment is left out of the answer: the prompt already carries it, it is on average about
-a third of a documented function's tokens (copying it spends the generation budget), and doc
-examples hold ``` fences that cut a fenced answer short (figures: `synth bench loop`, `doc_in_answer`).
+The doc comment is left out of the answer: the prompt already carries it, it is 36% of a documented
+function's tokens (267 vs 171 on average over the loop's 756; 37% of answers fit a 128-token cap
+with it, 71% without), and 22% of docs hold ``` fences that cut a fenced answer short (figures:
+`synth bench loop`, `data.doc_in_answer`).
 Only the doc's summary (up to its first example or heading) is shown, which keeps prompts short."""
 from __future__ import annotations
 
