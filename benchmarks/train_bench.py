@@ -112,4 +112,4 @@ def run_train_bench(steps: int = 12, repeats: int = 3, batch_size: int = 8, seed
 
 def bench(args) -> dict:
     """`synth bench train`."""
-    return run_train_bench(steps=args.steps, repeats=args.repeats, seed=args.seed)
+    return run_train_bench(steps=args.steps or 12, repeats=args.repeats, seed=args.seed)

@@ -70,3 +70,15 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CheckInputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+
+
+def verdict_json(path: str, verdict) -> dict:
+    """One line of `synth check --json`."""
+    return {
+        "path": path, "passed": verdict.passed,
+        "diagnostics": [{"code": d.code, "severity": d.severity, "message": d.message,
+                         "line": d.line, "column": d.column, **({"path": d.path} if d.path else {})}
+                        for d in verdict.diagnostics],
+        "oracle": verdict.oracle, "toolchain": verdict.toolchain, "timed_out": verdict.timed_out,
+        "isolation": verdict.sandbox.get("isolation"),
+    }

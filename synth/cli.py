@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from synth.check import CheckInputError, check_paths
+from synth.check import CheckInputError, check_paths, verdict_json
 from synth.cli_args import build_parser
 from synth.render import (print_extract_summary, print_operator_table, print_plan, print_request_plan, print_run,
                           print_verdict, run_with_progress)
@@ -15,7 +15,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 # library never depends on them).
 BENCHES = {"oracle": "benchmarks.oracle_bench", "extract": "benchmarks.extract_bench",
            "train": "benchmarks.train_bench", "refresh": "benchmarks.refresh_bench", "shape": "benchmarks.shape",
-           "crates": "benchmarks.crates_bench"}
+           "crates": "benchmarks.crates_bench", "loop": "benchmarks.loop_bench"}
 
 
 class UsageError(Exception):
@@ -45,14 +45,7 @@ def cmd_check(args) -> int:
         raise UsageError(str(exc)) from exc
     for path, verdict in results:
         if args.json:
-            print(json.dumps({
-                "path": path, "passed": verdict.passed,
-                "diagnostics": [{"code": d.code, "severity": d.severity, "message": d.message,
-                                 "line": d.line, "column": d.column, **({"path": d.path} if d.path else {})}
-                                for d in verdict.diagnostics],
-                "oracle": verdict.oracle, "toolchain": verdict.toolchain, "timed_out": verdict.timed_out,
-                "isolation": verdict.sandbox.get("isolation"),
-            }))
+            print(json.dumps(verdict_json(path, verdict)))
         else:
             print_verdict(path, verdict)
     return EXIT_OK if all(v.passed for _, v in results) else EXIT_FAILED
@@ -63,6 +56,9 @@ def cmd_bench(args) -> int:
     for raw in getattr(args, "crates", None) or []:
         if not Path(raw).exists():
             raise UsageError(f"{raw}: no such file or directory")
+    for raw in getattr(args, "heldout", None) or []:
+        if not Path(raw).is_dir():
+            raise UsageError(f"{raw}: not a crate folder (--heldout takes crate folders)")
     result = importlib.import_module(BENCHES[args.what]).bench(args)
     if args.json:
         print(json.dumps(result))

@@ -29,16 +29,19 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     bench.add_argument("--out", help="crates: run directory for the rows and stats/ (default runs/bench-crates)")
     bench.add_argument("--in-crate", choices=["fallback", "always"], default="always",
                        help="crates: verify in the crate only where the standalone file fails, or always")
-    bench.add_argument("--steps", type=int, default=12, help="train: optimizer steps per measured run")
+    bench.add_argument("--steps", type=int, help="train: optimizer steps per measured run (12); loop: SFT steps (16)")
     bench.add_argument("--n", type=int, default=500,
                        help="oracle: candidates; refresh: declarations (300); crates: side-by-side sample (300)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)
-    bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores)")
+    bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores; "
+                       "loop: torch threads)")
     bench.add_argument("--crates", nargs="+", metavar="PATH",
                        help="oracle: Rust sources for the pipeline stream (default examples/rust); "
                             "extract: real sources to measure (and a crate among them to scale); crates: the crate "
                             "folders (default the pinned corpus)")
+    bench.add_argument("--heldout", nargs="+", metavar="PATH",
+                       help="loop: crates whose verified declarations become the held-out tasks")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     bench.set_defaults(command="bench")
 

@@ -19,3 +19,11 @@ def template_hash(name: str) -> str:
 
 def system_prompt() -> str:
     return template("system").strip()
+
+
+def with_context(instruction: str, context: str, fence: str = "rust") -> str:
+    """The user turn of every lane whose answer needs declarations around it: the same bytes at
+    training, serving and evaluation."""
+    if not context.strip():
+        return instruction.strip()
+    return f"{instruction.strip()}\n\nYou may use these existing declarations:\n```{fence}\n{context.strip()}\n```"

@@ -11,7 +11,8 @@ from synth.completion import answer_code, defines, definition_of, is_one_fenced_
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.graphs.rft import RftConfig, build_graph, task_from_instruction
-from training.rewards import CompilerRewards, OracleJudge, Task
+from synth.task import Task
+from training.rewards import CompilerRewards, OracleJudge
 
 GCD = "pub fn gcd(a: u64, b: u64) -> u64 {\n    if b == 0 { a } else { gcd(b, a % b) }\n}"
 # (reply, accepted): each reply is what the model sent, whole.

@@ -8,7 +8,8 @@ from benchmarks.fixtures.tiny_model import build_tiny_model
 from oracles.rust import RustConfig, RustOracle
 from training.grpo import grpo_trainer
 from training.profile import parse_profile
-from training.rewards import COMPONENTS, CompilerRewards, OracleJudge, Task, register
+from synth.task import Task
+from training.rewards import COMPONENTS, CompilerRewards, OracleJudge, register
 from training.trainer_args import UnknownTrainerArgument, grpo_kwargs
 
 BASE = {"model": "m", "output_dir": "/tmp/out"}

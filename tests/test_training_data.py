@@ -91,7 +91,7 @@ def test_grpo_and_eval_send_the_served_prompt_and_training_sees_the_same_prefix(
     from training.evaluate import evaluate
     from training.grpo import task_dataset
     from training.profile import Eval
-    from training.rewards import Task
+    from synth.task import Task
 
     task = Task(id="t", lang="rust", prompt="Write gcd.")
     assert task_dataset([task])["prompt"] == [serve_prompt("Write gcd.")]

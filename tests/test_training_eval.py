@@ -113,7 +113,8 @@ def test_grpo_rewards_judge_vox_completions_through_the_vox_oracle():
     from conftest import STUB_VOX
 
     from oracles.vox import VoxConfig, VoxOracle
-    from training.rewards import CompilerRewards, OracleJudge, Task
+    from synth.task import Task
+    from training.rewards import CompilerRewards, OracleJudge
 
     task = Task(id="v", lang="vox", prompt="Write `double`.", must_define=["double"])
     judge = OracleJudge({"vox": VoxOracle(VoxConfig(binary=str(STUB_VOX)))})

@@ -7,15 +7,11 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from synth.assemble.answers import answer_hash
+from synth.assemble.answers import LeakedSplit, answer_hash
 from synth.jsonl import read_jsonl
 
 from .chat import row_messages
 from .encode import encode
-
-
-class LeakedSplit(ValueError):
-    pass
 
 
 @dataclass

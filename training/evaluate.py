@@ -13,7 +13,9 @@ from synth.passk import Gate, bootstrap_gate, pass_at_k
 from .chat import serve_prompt
 from .dataset import fingerprint
 from .profile import Eval
-from .rewards import OracleJudge, load_tasks
+from synth.task import load_tasks
+
+from .rewards import OracleJudge
 
 
 def evaluate(settings: Eval, sampler, oracles: dict, tasks_path: str | Path | None = None) -> dict:

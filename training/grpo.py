@@ -14,7 +14,9 @@ from .dataset import fingerprint
 from .lifecycle import RunLifecycle
 from .manifest import RunRecorder, check_resume
 from .profile import Profile
-from .rewards import CompilerRewards, OracleJudge, load_tasks
+from synth.task import load_tasks
+
+from .rewards import CompilerRewards, OracleJudge
 from .sft import load_model
 from .trainer_args import build, grpo_kwargs, lora_kwargs, resolved
 

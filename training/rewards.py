@@ -9,36 +9,11 @@ completion), then tests only for completions that compiled."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Callable
 
 from oracles.verdict import Candidate
 from synth.completion import answer_code, defines, is_one_fenced_block
-from synth.jsonl import read_jsonl
-
-
-class Task(BaseModel):
-    """A held-out or RL task: the prompt the model sees, and how an answer is checked."""
-    model_config = ConfigDict(extra="forbid")
-    id: str
-    lang: Literal["rust", "vox"]
-    prompt: str
-    context: str = ""  # code the answer is placed after (declarations it may use)
-    tests: str = ""  # appended for the test run (Rust: a #[cfg(test)] module; Vox: test blocks)
-    must_define: list[str] = Field(default_factory=list)  # `name` (any item) or `keyword name` (`fn gcd`)
-
-
-def load_tasks(path: str | Path) -> list[Task]:
-    if not path or not Path(path).exists():
-        raise FileNotFoundError(f"tasks file {str(path)!r} not found (set [train.grpo] tasks / [train.eval] tasks)")
-    return read_jsonl(path, Task)
-
-
-def candidate_source(task_context: str, code: str, tests: str = "") -> str:
-    parts = [p for p in (task_context.strip("\n"), code, tests.strip("\n")) if p]
-    return "\n\n".join(parts) + "\n"
+from synth.task import Task, candidate_source
 
 
 @dataclass

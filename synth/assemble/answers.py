@@ -25,3 +25,7 @@ def answer_hash(text: str, lang: str) -> str:
 
 def tokens(text: str) -> list[str]:
     return TOKEN.findall(text)
+
+
+class LeakedSplit(ValueError):
+    pass

@@ -1,6 +1,7 @@
 """The mix file (TOML): which row files go in, with what weight, sampled how, checked how."""
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from pathlib import Path
 
@@ -76,3 +77,9 @@ def load_mix(path: str | Path) -> Mix:
             source.path = str((path.parent / source.path).resolve())
     mix.bench = [b if Path(b).is_absolute() else str((path.parent / b).resolve()) for b in mix.bench]
     return mix
+
+
+def unit(*parts) -> float:
+    """A seeded uniform number in [0, 1) from its parts: stable across runs and machines."""
+    digest = hashlib.sha256("\0".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64

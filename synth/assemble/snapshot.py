@@ -24,17 +24,11 @@ from synth.rows import CODE_TASKS, Row
 
 from .answers import answer_hash, tokens
 from .decontaminate import BenchIndex
-from .mix import Mix, Source
+from .mix import Mix, Source, unit
 
 
 class AssemblyError(RuntimeError):
     """The build must stop (strict readiness, a missing required source): the message says why."""
-
-
-def unit(*parts) -> float:
-    """A seeded uniform number in [0, 1) from its parts: stable across runs and machines."""
-    digest = hashlib.sha256("\0".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
 
 
 @dataclass

@@ -75,3 +75,10 @@ def block_text(text: str) -> str:
     if not indent or not all(line.startswith(indent) for line in rest):
         return text
     return "\n".join([lines[0], *(line[len(indent):] if line.strip() else line for line in lines[1:])])
+
+
+def crate_name(decl: Declaration) -> str:
+    """The crate a declaration belongs to (its folder name), else its path's first part."""
+    if decl.crate_root:
+        return decl.crate_root.rstrip("/").rsplit("/", 1)[-1]
+    return decl.path.split("/", 1)[0]

@@ -24,7 +24,7 @@ from langgraph.graph import END, START, StateGraph
 
 from oracles.verdict import Candidate, Verdict
 from synth.completion import answer_code, defines, definition_of
-from synth.extract.model import Declaration, language_and_fence, standalone_source
+from synth.extract.model import Declaration, crate_name, language_and_fence, standalone_source
 from synth.llm.models import ModelSettings
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompts import system_prompt, template, template_hash
@@ -234,5 +234,5 @@ def _row(decl: Declaration, verdict: Verdict, final: State, config: Backtranslat
                               seed=config.seed),
         checked_source=standalone_source(decl), rating=final["rating"], instruction=final["instruction"],
         regenerated=final.get("regenerated"), regenerated_passed=bool(final.get("regen_passed")),
-        attempts=final.get("attempt", 1), context=decl.context,
+        attempts=final.get("attempt", 1), context=decl.context, must_define=[decl.name], crate=crate_name(decl),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from synth.extract.model import Declaration, language_and_fence
+from synth.prompts import with_context
 
 MIN_CHARS, MAX_CHARS = 40, 1500
 MIN_COPIED_LINE = 25  # a line of the answer this long found verbatim in the instruction is a leak
@@ -41,10 +42,8 @@ def required_names(decl: Declaration) -> list[str]:
 
 
 def row_prompt(decl: Declaration, instruction: str) -> str:
-    """What the trained model sees: the task, and the declarations it may use."""
+    """What the trained model sees: the task, and the declarations the answer was verified with."""
     _, fence = language_and_fence(decl.lang)
     owner = decl.owner
     text = instruction.strip() + (f"\n\nIt is a method inside:\n```{fence}\n{owner}\n```" if owner else "")
-    if not decl.context.strip():
-        return text
-    return f"{text}\n\nYou may use these existing declarations:\n```{fence}\n{decl.context.strip()}\n```"
+    return with_context(text, decl.context, fence)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .backtranslate import BacktranslateLane
 from .base import Lane
+from .doclane import DocLane
 from .repair import RepairLane
 from .rft import RftLane
 from .toolcalls import ToolcallsLane
@@ -20,5 +21,5 @@ def register(lane: Lane) -> Lane:
     return lane
 
 
-for _lane in (RepairLane(), BacktranslateLane(), RftLane(), ToolcallsLane()):
+for _lane in (RepairLane(), DocLane(), BacktranslateLane(), RftLane(), ToolcallsLane()):
     register(_lane)

@@ -144,6 +144,10 @@ class Lane:
     def finish(self, ctx: RunContext, settings, out: StageOutput, items: list) -> None:
         """After every item: ordering, balancing across items, counters."""
 
+    def after_run(self, ctx: RunContext, settings, outputs: dict) -> str | None:
+        """After every lane has run (before rows are written): work across lanes' outputs; a note."""
+        return None
+
     def plan_items(self, ctx: RunContext, settings, decls: list[Declaration], estimate) -> list:
         """The items a plan prices (a lane fed by another lane's rows knows fewer before the run)."""
         return self.items(ctx, settings, decls)

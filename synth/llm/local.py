@@ -53,3 +53,25 @@ class LocalSampler:
                                       eos_token_id=self.tokenizer.eos_token_id)
         prompt_len = inputs["input_ids"].shape[1]
         return [self.tokenizer.decode(seq[prompt_len:], skip_special_tokens=True) for seq in out]
+
+    def greedy(self, prompts: list[str], batch_size: int = 8) -> list[str]:
+        """One greedy completion per prompt, generated in left-padded batches of similar length
+        (one sequence at a time leaves most of a CPU idle). Deterministic: no sampling."""
+        with _GENERATE_LOCK:
+            torch, tok = self._torch, self.tokenizer
+            side, tok.padding_side = tok.padding_side, "left"
+            order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+            out: list[str] = [""] * len(prompts)
+            try:
+                for start in range(0, len(order), batch_size):
+                    chunk = order[start:start + batch_size]
+                    inputs = tok([prompts[i] for i in chunk], return_tensors="pt", padding=True)
+                    with torch.no_grad():
+                        seqs = self.model.generate(**inputs, do_sample=False, max_new_tokens=self.max_new_tokens,
+                                                   pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+                    width = inputs["input_ids"].shape[1]
+                    for i, seq in zip(chunk, seqs):
+                        out[i] = tok.decode(seq[width:], skip_special_tokens=True)
+            finally:
+                tok.padding_side = side
+            return out

@@ -151,6 +151,10 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
                 summary.batch_submitted = len(unique)
             except BudgetExceeded as exc:
                 attention.append(f"batch not submitted: {exc}")
+        for name, lane in LANES.items():
+            note = lane.after_run(ctx, ctx.settings[name], outputs) if name in outputs else None
+            if note:
+                summary.notes.append(note)
         write_outputs(out, outputs)
         snapshot_dir, diff = write_snapshot(out, config.assemble, config.run.seed)
         totals = client.ledger.totals()

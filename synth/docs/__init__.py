@@ -1,0 +1,1 @@
+"""The doc lane: documented functions as tasks, no LLM needed."""
