@@ -15,19 +15,17 @@ import re
 import time
 from pathlib import Path
 
-from oracles.crate import Splice
+from benchmarks.row_quality import crate_check_counts, row_counts
 from oracles.crate_batch import CrateBatchOracle
 from oracles.crate_workdir import DEBIAN_REGISTRY
 from oracles.rust import RustConfig, RustOracle
-from oracles.verdict import Verdict
-from synth.extract import extract_paths
-from synth.extract.extract import ExtractOptions
+from oracles.verdict import Splice, Verdict
+from synth.extract.extract import ExtractOptions, extract_paths
 from synth.jsonl import write_json
 from synth.mutate.repair import RepairConfig, eligible_declarations, repair_rows, write_run
 
 CORPUS_LIST = Path(__file__).with_name("real_crates.txt")
 # Issue 18 writes row-quality counters (unique ids, ...): add them here, fed the run's rows.
-ROW_QUALITY: list = []
 
 
 def corpus_crates(registry: str = DEBIAN_REGISTRY, listing: Path = CORPUS_LIST) -> list[Path]:
@@ -95,7 +93,10 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
         "wall_s_per_mb": round(wall / max(1e-9, source_bytes / 1e6), 1),
         "compiler_runs": runs, "candidates_compiled": compiled,
         "compiler_runs_per_candidate": round(runs / max(1, compiled), 3),
-        "crate_oracle": vars(crate.stats), "row_quality": {f.__name__: f(result.rows) for f in ROW_QUALITY},
+        "crate_oracle": vars(crate.stats),
+        # issue 18's counts: unique ids, no test code, impl headers, help text once, crate checks
+        "row_quality": {**row_counts([r.model_dump(mode="json") for r in result.rows], crates),
+                        **crate_check_counts(crates)},
     }
     figures["side_by_side"] = side_by_side(crate, seed, sample, result)
     crate.close()

@@ -45,7 +45,8 @@ def row_counts(rows: list[dict], crate_dirs: list[Path]) -> dict:
 
 def crate_check_counts(crate_dirs: list[Path], oracle=None) -> dict:
     """`synth check` on each crate folder: passed, or failed with a message naming no temp path."""
-    from oracles.crate import CrateOracle, Splice
+    from oracles.crate import CrateOracle
+    from oracles.verdict import Splice
 
     oracle = oracle or CrateOracle()
     failures, temp_named = [], []
