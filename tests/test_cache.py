@@ -20,7 +20,10 @@ def _compile_calls(log) -> int:
     return sum("--emit=metadata" in line for line in log.read_text().splitlines()) if log.exists() else 0
 
 
-def test_second_check_runs_no_compiler_and_toolchain_change_misses(tmp_path, real_rustc):
+def test_second_check_runs_no_compiler_and_toolchain_change_misses(tmp_path, real_rustc, monkeypatch):
+    # The wrapper counts compiler calls in a log outside the scratch folder, which bubblewrap
+    # (rightly) forbids: this test is about the cache, so it runs under the unshare sandbox.
+    monkeypatch.setenv("SYNTH_SANDBOX", "unshare")
     log, rustc = tmp_path / "calls.log", tmp_path / "rustc"
     _wrapper(rustc, real_rustc, log, "rustc 1.95.0 (synth-test)")
     cache = VerdictCache(tmp_path / "cache")
