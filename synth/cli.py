@@ -294,7 +294,7 @@ def cmd_eval(args) -> int:
     from training.evaluate import run_eval
     from training.profile import load_profile
     from oracles.factory import build_oracles
-    from training.rewards import load_tasks
+    from synth.task import load_tasks
     try:
         profile = load_profile(args.profile)
         tasks_path = args.tasks or profile.eval.tasks
