@@ -2,6 +2,8 @@
 its syntax node), the impl or trait head around a method, and the trait's own signature of it."""
 from __future__ import annotations
 
+import re
+
 from .model import block_text
 from .rust_syntax import field_text, rust_parser
 
@@ -41,8 +43,13 @@ def owner_header(wrapper_head: str, wrapper_tail: str) -> str | None:
 
 
 def trait_member_signature(context: str, trait_name: str, method_name: str) -> str | None:
-    """How the trait `trait_name`, if the context defines it, declares `method_name` (no body)."""
-    data = context.encode()
+    """How the trait `trait_name`, if the context defines it, declares `method_name` (no body).
+    Only the trait's own stub is parsed (contexts run to hundreds of kilobytes)."""
+    head = re.search(rf"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?trait\s+{re.escape(trait_name)}\b", context, re.M)
+    if head is None:
+        return None
+    end = context.find("\n}\n", head.start())
+    data = context[head.start():len(context) if end < 0 else end + 3].encode()
     root = rust_parser().parse(data).root_node
     for node in root.named_children:
         if node.type != "trait_item" or field_text(node, "name") != trait_name:
