@@ -210,9 +210,13 @@ class Sandbox:
         root = os.geteuid() == 0
         inner = list(argv)
         if limits.kill_orphans:
-            inner = [sys.executable, "-I", "-S", str(REAPER), "--", *inner]
+            # The interpreter itself, not a virtualenv's link to it: a checkout under a folder the
+            # sandbox hides (/tmp, home) would take the link's target out of view.
+            inner = [os.path.realpath(sys.executable), "-I", "-S", str(REAPER), "--", *inner]
         scratch = _scratch_of(cwd)
         tools = [_locate(t, cwd, environ) for t in dict.fromkeys([inner[0], argv[0]])]
+        if limits.kill_orphans:
+            tools.append(str(REAPER))  # in the checkout, which may sit in a folder bwrap hides
         # Under bwrap the compiler runs unprivileged too: build scripts and proc macros are untrusted.
         as_nobody = root and kind != "none" and (limits.untrusted or kind == "bwrap" and all(map(_nobody_can_run, tools)))
         if as_nobody:
