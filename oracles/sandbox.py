@@ -215,14 +215,15 @@ class Sandbox:
             inner = [os.path.realpath(sys.executable), "-I", "-S", str(REAPER), "--", *inner]
         scratch = _scratch_of(cwd)
         tools = [_locate(t, cwd, environ) for t in dict.fromkeys([inner[0], argv[0]])]
-        if limits.kill_orphans:
-            tools.append(str(REAPER))  # in the checkout, which may sit in a folder bwrap hides
         # Under bwrap the compiler runs unprivileged too: build scripts and proc macros are untrusted.
         as_nobody = root and kind != "none" and (limits.untrusted or kind == "bwrap" and all(map(_nobody_can_run, tools)))
         if as_nobody:
             _give_to(scratch if kind == "bwrap" else cwd, NOBODY)
         if kind == "bwrap":
-            wrapped = _bwrap_args(limits, scratch, cwd, tools + [environ.get("RUSTC", ""), environ.get("RUSTDOC", "")],
+            # The reaper's script is read, not run: bound back (the checkout may sit in a hidden
+            # folder) without asking whether nobody may execute it.
+            reaper = [str(REAPER)] if limits.kill_orphans else []
+            wrapped = _bwrap_args(limits, scratch, cwd, tools + reaper + [environ.get("RUSTC", ""), environ.get("RUSTDOC", "")],
                                   as_nobody, [Path(w).resolve() for w in writable]) + inner
         elif kind == "unshare":
             ns = ["unshare", "--fork", "--pid", "--kill-child=SIGKILL"]
