@@ -25,27 +25,19 @@ def _children() -> list[int]:
 
 
 def _kill_orphans(main_pid: int | None) -> bool:
-    """SIGKILL every child but `main_pid` (all of ours are adopted orphans) and reap the dead."""
+    """SIGKILL every child but `main_pid` (all of ours are adopted orphans) and reap those that
+    are dead, each by its own pid: a wait on any child could reap `main_pid` and lose its status."""
     found = False
     for pid in _children():
-        if pid != main_pid:
-            found = True
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    _reap(main_pid)
-    return found
-
-
-def _reap(main_pid: int | None) -> None:
-    while True:
+        if pid == main_pid:
+            continue
+        found = True
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0 or pid == main_pid:
-            return
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, os.WNOHANG)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    return found
 
 
 def main(argv: list[str]) -> int:
