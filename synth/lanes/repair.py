@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from synth.mutate.repair import ELIGIBLE_KINDS, LANGS, RepairConfig, balance, repair_rows
+from synth.mutate.repair import LANGS, RepairConfig, balance, eligible_declarations, repair_rows
 from synth.store import fingerprint
 from synth.prompts import template_hash
 
@@ -38,8 +38,7 @@ class RepairLane(Lane):
     Settings = RepairSettings
 
     def items(self, ctx, settings, decls):
-        return [d for lang in ("rust", "vox") for d in decls
-                if d.lang == lang and d.kind in ELIGIBLE_KINDS[lang] and not d.near_parse_error]
+        return [d for lang in ("rust", "vox") for d in eligible_declarations(decls, lang)]
 
     def fingerprint(self, ctx, settings, lang, oracle):
         crate = _crate_oracle(ctx, settings, lang)
