@@ -10,7 +10,7 @@ setup: $(STAMP) browser corpus sandbox
 $(STAMP): pyproject.toml
 	@command -v rustc >/dev/null && command -v cargo >/dev/null || { echo "rustc and cargo are required (the Rust oracle)"; exit 2; }
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev,ray]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 # `synth report` is checked in a real headless browser: Debian's chromium (installed if missing).

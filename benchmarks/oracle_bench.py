@@ -199,5 +199,10 @@ def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 
 def bench(args) -> dict:
     """`synth bench oracle`."""
     from pathlib import Path
+    if getattr(args, "executor", "local") == "ray":
+        from benchmarks.executor_bench import ray_side_by_side
+        pairs = rust_candidates(args.n, seed=args.seed, special_share=0.0, typed_only=True)
+        return ray_side_by_side([Candidate.of(text) for _, text in pairs], [e is None for e, _ in pairs],
+                                args.repeats, args.jobs or 2, args.ray_address)
     return run_oracle_bench(n=args.n, seed=args.seed, repeats=args.repeats, jobs=args.jobs or 1,
                             crates=[Path(c) for c in args.crates] if args.crates else None)

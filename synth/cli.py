@@ -6,8 +6,9 @@ import sys
 from pathlib import Path
 
 from synth.check import CheckInputError, check_paths, verdict_json
+from synth.cluster import ClusterError
 from synth.cli_args import build_parser
-from synth.render import (print_extract_summary, print_operator_table, print_plan, print_request_plan, print_run,
+from synth.render import (print_extract_summary, print_mutate, print_plan, print_request_plan, print_run,
                           print_verdict, run_with_progress)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
@@ -90,6 +91,7 @@ def cmd_mutate(args) -> int:
     from oracles.factory import build_oracle
     from oracles.settings import OracleSettings
     from oracles.errors import ToolchainMissing
+    from synth.executor import opened
     from synth.extract import extract_paths
     from synth.extract.extract import ExtractOptions
     from synth.mutate.repair import RepairConfig, repair_rows, write_run
@@ -106,30 +108,27 @@ def cmd_mutate(args) -> int:
     results, notes = {}, []
     langs = {d.lang for d in extracted.declarations}
     settings = OracleSettings(vox=args.vox, jobs=args.jobs)
-    if "rust" in langs:
-        crate_oracle = build_oracle("crate_batch", settings, cache) if args.in_crate != "never" else None
-        results["rust"] = repair_rows(extracted.declarations, build_oracle("rust", settings, cache), config,
-                                      crate_oracle=crate_oracle)
-        if crate_oracle is not None:
-            crate_oracle.close()
-    if "vox" in langs:
-        try:
-            vox = build_oracle("vox", settings, cache)
-        except ToolchainMissing as exc:
-            notes.append(f"Vox declarations skipped: {exc}")
-        else:
-            results["vox"] = repair_rows(extracted.declarations, vox, config, lang="vox")
+    with opened(args.executor, args.ray_address, build=build_oracle) as executor:
+        used = []  # the oracles as the executor runs them
+        if "rust" in langs:
+            crate_oracle = build_oracle("crate_batch", settings, cache) if args.in_crate != "never" else None
+            used += [executor.oracle(build_oracle("rust", settings, cache), "rust", settings),
+                     executor.oracle(crate_oracle, "crate_batch", settings)]
+            results["rust"] = repair_rows(extracted.declarations, used[0], config, crate_oracle=used[1])
+            if crate_oracle is not None:
+                crate_oracle.close()
+        if "vox" in langs:
+            try:
+                used.append(executor.oracle(build_oracle("vox", settings, cache), "vox", settings))
+            except ToolchainMissing as exc:
+                notes.append(f"Vox declarations skipped: {exc}")
+            else:
+                results["vox"] = repair_rows(extracted.declarations, used[-1], config, lang="vox")
+        ran_on = executor.stats(used)
     summary = write_run(results, args.out, {"declarations": len(extracted.declarations), "seed": args.seed,
                                             "notes": notes, "extract": left_out})
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        for lang, result in results.items():
-            print_operator_table(result, lang)
-        print(f"{summary['rows']} repair rows, {summary['distinct_error_codes']} distinct error codes; "
-              f"rows -> {summary['paths']['rows']}")
-        for note in notes:
-            print(note)
+    summary["executor"] = ran_on  # printed, not written: the run's files are the same on either executor
+    show(args, summary, lambda: print_mutate(results, summary))
     return EXIT_OK
 
 
@@ -142,6 +141,10 @@ def _load_config(args):
         raise UsageError(str(exc)) from exc
     if getattr(args, "out", None):
         config.run.out = str(Path(args.out).resolve())
+    if getattr(args, "executor", None):
+        config.run.executor = args.executor
+    if getattr(args, "ray_address", None):
+        config.run.ray_address = args.ray_address
     return config
 
 
@@ -336,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return COMMANDS[args.command](args)
-    except UsageError as exc:
+    except (UsageError, ClusterError) as exc:  # ClusterError: no Ray, no cluster, or a node unlike this one
         print(f"synth: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

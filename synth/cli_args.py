@@ -9,6 +9,12 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="synth", description="Compiler-verified training data for code models.")
     sub = parser.add_subparsers(dest="verb", required=True)
 
+    def executor(p, default=None):
+        p.add_argument("--executor", choices=["local", "ray"], default=default,
+                       help="where compiler checks and model calls run: here, or on a Ray cluster"
+                            + ("" if default else " (default: [run] executor of the config)"))
+        p.add_argument("--ray-address", help="the Ray cluster (\"auto\", ray://HOST:PORT; default: a local one)")
+
     def common(p):
         p.add_argument("--json", action="store_true", help="machine-readable output")
         p.add_argument("--cache-dir", default=str(Path("cache") / "verdicts"), help="verdict cache folder")
@@ -43,6 +49,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     bench.add_argument("--heldout", nargs="+", metavar="PATH",
                        help="loop: crates whose verified declarations become the held-out tasks")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
+    executor(bench, "local")
     bench.set_defaults(command="bench")
 
     extract = sub.add_parser("extract", help="declarations JSONL from Rust and Vox sources")
@@ -68,6 +75,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                         help="Rust: verify in the real crate where the standalone file fails (or always, or never)")
     mutate.add_argument("--include-tests", action="store_true", help="keep test and example code (tests/, benches/, "
                         "examples/, `#[cfg(test)]` modules)")
+    executor(mutate, "local")
     mutate.set_defaults(command="mutate")
 
     plan = sub.add_parser("plan", help="dry run: what the calls would cost (makes no call)")
@@ -99,6 +107,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
         if verb == "refresh":
             p.add_argument("--batch", action="store_true", help="LLM calls through the batch APIs (half price)")
+        executor(p)
         p.set_defaults(command=verb)
 
     report = sub.add_parser("report", help="one self-contained HTML report of a run directory")

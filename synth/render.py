@@ -120,3 +120,10 @@ def print_run(result: dict, refresh: bool) -> None:
         print(f"needs attention: {item}")
 
 
+def print_mutate(results: dict, summary: dict) -> None:
+    for lang, result in results.items():
+        print_operator_table(result, lang)
+    print(f"{summary['rows']} repair rows, {summary['distinct_error_codes']} distinct error codes; "
+          f"rows -> {summary['paths']['rows']}")
+    for note in summary["notes"]:
+        print(note)

@@ -47,6 +47,13 @@ def source_files(source: Source) -> list[Path]:
     return [path] if path.exists() else []
 
 
+def _input_name(source: Source, file: Path) -> str:
+    """A row file as the manifest names it: by its source, not by where the run directory happens
+    to be (the same rows give the same manifest in any folder)."""
+    path = Path(source.path)
+    return f"{source.name}:{file.relative_to(path) if path.is_dir() else file.name}"
+
+
 def sample_source(source: Source, rows: list[Row], seed: int) -> list[Row]:
     """Seeded by (seed, source, row id) only: other sources cannot change which rows are taken."""
     scored = sorted(((unit(seed, "sample", source.name, r.id), r) for r in rows), key=lambda x: (x[0], x[1].id))
@@ -73,7 +80,7 @@ def assemble(mix: Mix) -> Snapshot:
             continue
         rows = []
         for f in files:
-            inputs[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest()
+            inputs[_input_name(source, f)] = hashlib.sha256(f.read_bytes()).hexdigest()
             rows += read_jsonl(f, Row)
         picked = []
         for row in rows:

@@ -84,7 +84,7 @@ class BatchRunner:
         return submissions
 
     def _create(self, provider: str, base_url: str, items: list[dict], submission: str) -> str:
-        sdk = self.client._client(provider, base_url or None, all(i["free"] for i in items))
+        sdk = self.client.caller.sdk(provider, base_url or None, all(i["free"] for i in items))
         return _provider(provider).batch_create(sdk, items, submission)
 
     # -- collect --------------------------------------------------------------------------------
@@ -95,7 +95,7 @@ class BatchRunner:
                                "WHERE state IN ('submitting', 'submitted')").fetchall()
         for submission, provider, base_url, batch_id, state, items_json in rows:
             items = json.loads(items_json)
-            sdk = self.client._client(provider, base_url or None, all(i["free"] for i in items))
+            sdk = self.client.caller.sdk(provider, base_url or None, all(i["free"] for i in items))
             if state == "submitting":
                 batch_id = _provider(provider).batch_adopt(sdk, submission)
                 if batch_id is None:  # the process died before the provider accepted it: nothing was charged

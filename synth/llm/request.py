@@ -15,6 +15,10 @@ class CallFailed(RuntimeError):
     """Every attempt failed; the cause is the last error."""
 
 
+class WorkerLost(RuntimeError):
+    """The cluster worker making a call died before it answered: the call may have been charged."""
+
+
 class KeyMissing(RuntimeError):
     pass
 

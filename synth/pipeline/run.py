@@ -75,6 +75,7 @@ class RunSummary:
     batch_submitted: int = 0
     notes: list = field(default_factory=list)
     paths: dict = field(default_factory=dict)
+    executor: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -85,7 +86,8 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
     """Every enabled lane; paid ones only under a positive cap. `progress(stage, output, spent)`
     is called as lanes finish, `on_item(stage, note, spent)` as items of the LLM lanes finish."""
     from oracles.cache import VerdictCache
-    from oracles.factory import build_oracles, crate_oracle
+    from oracles.factory import build_oracle, build_oracles, crate_oracle
+    from synth.executor import opened
     from synth.lanes import LANES
     from synth.lanes.base import RunContext, run_lane
     from synth.llm.client import LLMClient
@@ -98,24 +100,29 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
     batch = config.run.batch if batch is None else batch
     summary = RunSummary(out=str(out), cap_usd=cap)
     preflight(config, LANES, cap)
-    with run_lock(out):
+    with run_lock(out), opened(config.run.executor, config.run.ray_address, config.run.ray_batch,
+                                build_oracle) as executor:
         cache_dir = Path(config.run.cache_dir)
         store = ItemStore(cache_dir / "items")
         attention: list[str] = []
         decls, _ = extract_sources(config.sources)
         verdicts = VerdictCache(cache_dir / "verdicts")
-        oracles = build_oracles({d.lang for d in decls}, config.oracles, verdicts, attention)
+        oracles = {lang: executor.oracle(o, lang, config.oracles)
+                   for lang, o in build_oracles({d.lang for d in decls}, config.oracles, verdicts, attention).items()}
         responses = ResponseCache(cache_dir / "llm")
         prices = PriceTable(config.run.prices) if config.run.prices else None
         recover_crashed_ledgers(out / "ledgers", responses)
         run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
-        client = LLMClient(Ledger(out / "ledgers" / f"{run_id}.sqlite", cap), responses, prices, seed=config.run.seed)
+        ledger = Ledger(out / "ledgers" / f"{run_id}.sqlite", cap)
+        client = LLMClient(ledger, responses, prices, seed=config.run.seed)
+        client.send = executor.sender(client.retry) or client.send
         pending = collect_batches(out, responses, prices)  # earlier runs' batch answers -> the response cache
         if pending:
             attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")
         ctx = RunContext(store=store, oracles=oracles, client=client, seed=config.run.seed, models=config.models,
                          settings=config.stage_settings(), cache_dir=str(cache_dir), out=str(out), attention=attention,
-                         crate_oracle=crate_oracle(oracles, config.oracles, verdicts, attention))
+                         crate_oracle=executor.oracle(crate_oracle(oracles, config.oracles, verdicts, attention),
+                                                      "crate_batch", config.oracles))
         if on_item:
             ctx.on_item = lambda stage, note: on_item(stage, note, client.ledger.totals().committed_usd)
         if batch:
@@ -178,6 +185,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
                 attention.append(f"{name}: {o.undone} item(s) left undone (spending cap, failed calls or batch "
                                  "answers pending); the next run continues them")
         summary.attention = attention
+        summary.executor = executor.stats([*oracles.values(), ctx.crate_oracle])
         write_stats(out, summary, outputs)
         if ctx.crate_oracle is not None:
             ctx.crate_oracle.close()

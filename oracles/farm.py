@@ -1,0 +1,103 @@
+"""An oracle whose checks run on a cluster (synth/cluster.py): the oracle farm.
+
+It speaks the oracle protocol by wrapping the driver's own oracle (`local`): the driver answers
+what its verdict cache holds, cuts the rest into batches (one cluster task each, so a task's
+overhead is paid once per batch, never per candidate; a crate's splices stay together), and each
+worker checks its batch with the same oracle, built there once per process, without a cache. The
+verdicts come back in order and the driver stores them. Everything else (`id`, `toolchain`,
+`flags`, a crate's original check, ...) is the local oracle's."""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from .verdict import Candidate
+
+_WORKER_ORACLES: dict = {}  # (builder, kind, settings) -> the oracle this worker process built
+
+
+def candidate_of(item) -> Candidate:
+    """What the verdict cache knows an item by: a candidate, or a crate splice's candidate."""
+    return item if isinstance(item, Candidate) else item.splice.candidate()
+
+
+def shard_of(item) -> str:
+    """Items of one shard go to a worker together (a crate's scratch copy is made once per worker)."""
+    return "" if isinstance(item, Candidate) else item.splice.crate_dir
+
+
+def stats_delta(before: dict, after: dict) -> dict:
+    """What a check added to an oracle's counters (numbers and per-reason counts)."""
+    delta = {}
+    for name, value in after.items():
+        if isinstance(value, dict):
+            delta[name] = {k: v - before[name].get(k, 0) for k, v in value.items() if v != before[name].get(k, 0)}
+        elif isinstance(value, (int, float)):
+            delta[name] = value - before[name]
+    return delta
+
+
+def add_stats(stats, delta: dict) -> None:
+    for name, value in delta.items():
+        if isinstance(value, dict):
+            merged = getattr(stats, name)
+            for k, v in value.items():
+                merged[k] = merged.get(k, 0) + v
+        else:
+            setattr(stats, name, getattr(stats, name) + value)
+
+
+def check_on_worker(build, kind: str, settings, items: list, per_item: dict) -> tuple[list, dict, int]:
+    """Runs on a worker: (verdicts in order, what the check added to the counters, worker pid)."""
+    key = (build.__module__, build.__qualname__, kind, settings.model_dump_json())
+    if key not in _WORKER_ORACLES:
+        _WORKER_ORACLES[key] = build(kind, settings, None)
+    oracle = _WORKER_ORACLES[key]
+    before = dataclasses.asdict(oracle.stats)
+    verdicts = oracle.check(items, **per_item)
+    return verdicts, stats_delta(before, dataclasses.asdict(oracle.stats)), os.getpid()
+
+
+def batches(indices: list[int], items: list, size: int) -> list[list[int]]:
+    """Consecutive runs of one shard, at most `size` long."""
+    out: list[list[int]] = []
+    for i in indices:
+        if out and len(out[-1]) < size and shard_of(items[out[-1][-1]]) == shard_of(items[i]):
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+class FarmOracle:
+    def __init__(self, local, build, kind: str, settings, cluster, batch_size: int = 128):
+        self.local, self.build, self.kind, self.settings = local, build, kind, settings
+        self.cluster, self.batch_size = cluster, batch_size
+        self.worker_pids: set[int] = set()
+        self.tasks = 0
+
+    def __getattr__(self, name):
+        return getattr(self.local, name)
+
+    def check(self, items: list, **per_item) -> list:
+        """One verdict per item, in order; `per_item` lists (e.g. `expect_pass`) follow their items."""
+        cache = self.local.cache
+        verdicts = {}
+        for i, item in enumerate(items):
+            hit = cache.lookup(self.local, candidate_of(item)) if cache is not None else None
+            if hit is not None:
+                verdicts[i] = hit
+        todo = sorted({i for i in range(len(items)) if i not in verdicts}, key=lambda i: (shard_of(items[i]), i))
+        groups = batches(todo, items, self.batch_size)
+        calls = [(self.build, self.kind, self.settings, [items[i] for i in g],
+                  {name: [values[i] for i in g] for name, values in per_item.items() if values is not None})
+                 for g in groups]
+        for group, (found, delta, pid) in zip(groups, self.cluster.map(check_on_worker, calls)):
+            add_stats(self.local.stats, delta)
+            self.worker_pids.add(pid)
+            for i, verdict in zip(group, found):
+                verdicts[i] = verdict
+                if cache is not None:
+                    cache.store(self.local, candidate_of(items[i]), verdict)
+        self.tasks += len(groups)
+        return [verdicts[i] for i in range(len(items))]
