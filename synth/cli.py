@@ -60,6 +60,8 @@ def cmd_bench(args) -> int:
     for raw in getattr(args, "heldout", None) or []:
         if not Path(raw).is_dir():
             raise UsageError(f"{raw}: not a crate folder (--heldout takes crate folders)")
+    if args.executor == "ray" and args.what != "oracle":
+        raise UsageError(f"bench {args.what} measures this machine; `--executor ray` is for `bench oracle`")
     result = importlib.import_module(BENCHES[args.what]).bench(args)
     if args.json:
         print(json.dumps(result))

@@ -37,6 +37,18 @@ def _toolchain_probe(command: list[str]) -> tuple[str, str, str]:
     return ray.get_runtime_context().get_node_id(), os.uname().nodename, printed
 
 
+def _reachable(address: str | None) -> None:
+    """A HOST:PORT nobody listens at is said at once (Ray itself would wait on it for minutes)."""
+    import socket
+    if not address or address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=10).close()
+    except (OSError, ValueError) as exc:
+        raise ClusterError(f"cannot connect to the Ray cluster at {address!r}: {exc}") from None
+
+
 class RayCluster:
     """A connection to a Ray cluster: `address` (e.g. "ray://head:10001" or "auto"), or None for a
     local one started here (and stopped by `close`); an already connected process reuses its own."""
@@ -46,13 +58,14 @@ class RayCluster:
         self._ray = ray
         self.started = False
         if not ray.is_initialized():
+            _reachable(address)
             try:
                 if address:
                     ray.init(address=address, log_to_driver=False)
                 else:
                     ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
-            except ConnectionError as exc:
-                raise ClusterError(f"cannot reach the Ray cluster at {address!r}: {exc}") from None
+            except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
+                raise ClusterError(f"cannot connect to the Ray cluster at {address!r}: {exc}") from None
             self.started = True
         self._remote: dict = {}
 

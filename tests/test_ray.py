@@ -199,3 +199,12 @@ def test_asking_for_ray_without_ray_is_a_clear_error(tmp_path, monkeypatch, caps
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     code = main(["mutate", str(EXAMPLE_CRATE), "--out", str(tmp_path / "out"), "--executor", "ray"])
     assert code == 2 and "pip install '.[ray]'" in capsys.readouterr().err
+
+
+def test_an_unreachable_cluster_or_bench_is_a_clear_error(tmp_path):
+    synth = [sys.executable, "-m", "synth.cli"]
+    done = subprocess.run([*synth, "mutate", str(EXAMPLE_CRATE), "--out", str(tmp_path / "out"), "--executor", "ray",
+                           "--ray-address", "127.0.0.1:1"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "cannot connect to the Ray cluster at '127.0.0.1:1'" in done.stderr
+    done = subprocess.run([*synth, "bench", "extract", "--executor", "ray"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "`--executor ray` is for `bench oracle`" in done.stderr
