@@ -117,6 +117,7 @@ def test_a_worker_killed_mid_run_costs_only_its_task(tmp_path, cluster, provider
     settled_twice = db.execute("SELECT key FROM reservations WHERE state = 'settled' GROUP BY key "
                                "HAVING COUNT(*) > 1").fetchall()
     lost = db.execute("SELECT COUNT(*) FROM reservations WHERE state = 'lost'").fetchone()[0]
+    print(f"\nkilled {killed}; {summary.llm_calls} calls, lost reservations {lost}, settled twice {settled_twice}")
     assert settled_twice == [] and lost == 1  # the killed call: kept at its worst case, never settled twice
     answered = Counter(provider.answered)
     answered.subtract(answered_before)
@@ -161,6 +162,9 @@ def test_the_cap_holds_across_ray_workers(tmp_path, cluster):
         with ThreadPoolExecutor(16) as pool:
             outcomes = list(pool.map(one, ids))
     totals = ledger.totals()
+    print(f"\ncap ${cap:.6f}; settled ${totals.settled_usd:.6f}; committed ${totals.committed_usd:.6f}; "
+          f"{sender.calls} provider calls from {len(sender.worker_pids)} worker processes; "
+          f"{outcomes.count('budget')} refused by the budget; faults {dict(server.faults)}")
     assert sender.calls >= 500 and len(sender.worker_pids) >= 2  # provider calls made on two or more workers
     assert totals.committed_usd <= cap + 1e-12 and totals.settled_usd <= cap + 1e-12
     assert totals.settled_usd == pytest.approx(price.cost(server.input_tokens, server.output_tokens), rel=1e-9)
