@@ -12,8 +12,7 @@ from synth.render import (print_extract_summary, print_mutate, print_plan, print
                           print_verdict, run_with_progress)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
-# `synth bench WHAT`: the benchmark scripts of benchmarks/, loaded by name when asked for (the
-# library never depends on them).
+# `synth bench WHAT`: the scripts of benchmarks/, loaded by name when asked for (nothing else needs them).
 BENCHES = {"oracle": "benchmarks.oracle_bench", "extract": "benchmarks.extract_bench",
            "train": "benchmarks.train_bench", "refresh": "benchmarks.refresh_bench", "shape": "benchmarks.shape",
            "crates": "benchmarks.crates_bench", "loop": "benchmarks.loop_bench"}
@@ -73,11 +72,12 @@ def cmd_bench(args) -> int:
 
 def cmd_extract(args) -> int:
     from synth.extract.extract import ExtractOptions, extract_to_jsonl
-
     for raw in args.paths:
         if not Path(raw).exists():
             raise UsageError(f"{raw}: no such file or directory")
     options = ExtractOptions(include_tests=args.include_tests, max_bytes=args.max_bytes, vox_grammar=args.vox_grammar)
+    if args.max_context_bytes is not None:
+        options.max_context_bytes = args.max_context_bytes or None
     if args.jobs:
         options.jobs = args.jobs
     try:

@@ -59,6 +59,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     extract.add_argument("--include-tests", action="store_true", help="keep test and example code (test functions, "
                          "`#[cfg(test)]` modules, tests/, benches/, examples/)")
     extract.add_argument("--max-bytes", type=int, default=1_000_000, help="skip larger files")
+    extract.add_argument("--max-context-bytes", type=int,
+                         help="a Rust context's size budget, nearest items first (default 16000; 0: none)")
     extract.add_argument("--vox-grammar", help="compiled tree-sitter grammar for Vox (shared library)")
     extract.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1: in this process)")
     extract.set_defaults(command="extract")

@@ -235,9 +235,32 @@ def test_contexts_match_the_reference_builder():
         for rel, parsed in files:
             for item in parsed.items:
                 if not item.is_test:
-                    assert build_context(item, rel, index) == reference_context(item, rel, index), (rel, item.name)
+                    assert build_context(item, rel, index, None) == reference_context(item, rel, index), (rel, item.name)
                     compared += 1
     assert compared >= 60
+
+
+def test_a_context_stops_at_its_budget_nearest_items_first(tmp_path):
+    """A chain of types, each with a trait impl: unbounded, the first function's context carries
+    the whole chain; under a budget it keeps the nearest types, says it stopped, and stays near the
+    budget; the same budget gives the same bytes."""
+    links = "\n".join(f"pub struct T{i} {{ pub next: T{i + 1} }}\n"
+                       f"impl std::fmt::Display for T{i} {{\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> "
+                       f"std::fmt::Result {{ write!(f, \"T{i} {{}}\", 1) }}\n}}\n" for i in range(60))
+    crate = tmp_path / "chain"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "chain"\nversion = "0.1.0"\nedition = "2021"\n')
+    (crate / "src" / "lib.rs").write_text(links + "pub struct T60;\n\npub fn first(t: &T0) -> String { t.to_string() }\n")
+
+    def first(budget):
+        decls = extract_paths([crate], ExtractOptions(max_context_bytes=budget, jobs=1)).declarations
+        return next(d for d in decls if d.name == "first")
+
+    whole, capped = first(None), first(2000)
+    assert not whole.context_truncated and "pub struct T59" in whole.context
+    assert capped.context_truncated and "pub struct T0 " in capped.context and "pub struct T59" not in capped.context
+    assert 1000 < len(capped.context) < 3000 < len(whole.context)
+    assert capped.model_dump_json() == first(2000).model_dump_json()
 
 
 def test_scaled_crate_copies_stay_distinct(tmp_path):

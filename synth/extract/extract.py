@@ -21,6 +21,7 @@ from synth.jsonl import _atomic_write
 from .corpus import Skip
 from .model import Declaration
 from .plan import Part, plan, shards
+from .rust_context import MAX_CONTEXT_BYTES
 from .vox import load_grammar
 from .work import PartOutput, run_part
 
@@ -33,6 +34,7 @@ class ExtractOptions:
     max_bytes: int = 1_000_000
     vox_grammar: str | None = None  # path to a compiled tree-sitter grammar for Vox
     with_context: bool = True
+    max_context_bytes: int | None = MAX_CONTEXT_BYTES  # a Rust context's size budget; None: none
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
 
 

@@ -39,6 +39,7 @@ class Declaration(BaseModel):
     crate_root: str | None = None  # Rust: the crate folder (absolute)
     crate_path: str | None = None  # Rust: the file, relative to the crate folder (for in-place checks)
     references: list[str] = Field(default_factory=list)  # same-crate items its context carries
+    context_truncated: bool = False  # Rust: the context stopped at its size budget (verified in its crate)
 
 
 def content_hash(lang: str, kind: str, name: str, text: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .rust_item import TYPE_KINDS, RustItem
 
@@ -45,6 +45,8 @@ class TypeFacts:
     trait_impls: tuple[ImplKey, ...]  # its `impl Trait for Type` blocks, each whole
     trait_impl_names: frozenset[str]  # the names their stubs use
     methods: dict[str, tuple[tuple[Located, ...], frozenset[str]]]  # method name -> methods, their names
+    impl_bytes: int = 0  # the size of its trait impls, whole
+    method_bytes: dict[str, int] = field(default_factory=dict)  # method name -> the size of its methods' stubs
 
 
 class CrateIndex:
@@ -188,7 +190,9 @@ class CrateIndex:
             for method_name in self.method_names.get(name, ()):
                 found = tuple(self.near_methods(name, method_name, module))
                 methods[method_name] = found, frozenset().union(*(m.item.signature_uses for m in found)) & self.relevant
-            facts = self._type_facts[loc.order] = TypeFacts(keys, frozenset(names & self.relevant), methods)
+            facts = self._type_facts[loc.order] = TypeFacts(
+                keys, frozenset(names & self.relevant), methods, sum(len(self.whole_impl_block(key)) for key in keys),
+                {name: sum(len(m.item.stub) for m in found) for name, (found, _) in methods.items()})
         return facts
 
     def whole_impl_block(self, key: ImplKey) -> str:

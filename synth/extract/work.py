@@ -119,8 +119,9 @@ class _Unit:
             decl.is_test = decl.is_test or self.unit.key.startswith("tests:")
             decl.crate_path = source.rel_in_crate
             if self.options.with_context:
-                ctx = build_context(item, source.rel, self.index)
+                ctx = build_context(item, source.rel, self.index, self.options.max_context_bytes)
                 decl.context, decl.references = ctx.text, ctx.references
+                decl.context_truncated = ctx.truncated
                 decl.wrapper_head, decl.wrapper_tail = ctx.wrapper_head, ctx.wrapper_tail
                 decl.owner = method_owner_block(decl)
             yield decl
