@@ -35,11 +35,16 @@ def trait_wrapper(trait_stub: str, method_name: str) -> tuple[str, str]:
 def owner_header(wrapper_head: str, wrapper_tail: str) -> str | None:
     """`impl<'a> Trait for One<'a>` (or `pub trait Trait`): the head of the impl or trait that a
     method's standalone file wraps it in, read from the syntax tree (where clauses included)."""
-    data = (wrapper_head + "\n" + wrapper_tail).encode()
-    root = rust_parser().parse(data).root_node
-    owner = next((c for c in root.named_children if c.type in ("impl_item", "trait_item")), None)
-    body = owner.child_by_field_name("body") if owner is not None else None
-    return data[owner.start_byte:body.start_byte].decode().strip() if body is not None else None
+    cut = wrapper_head.find("{\n")  # the head alone (its sibling stubs can be long); else the whole
+    tries = ([(wrapper_head[:cut + 2] + "}", True)] if cut >= 0 else []) + [(wrapper_head + "\n" + wrapper_tail, False)]
+    for text, must_be_clean in tries:
+        data = text.encode()
+        root = rust_parser().parse(data).root_node
+        owner = next((c for c in root.named_children if c.type in ("impl_item", "trait_item")), None)
+        body = owner.child_by_field_name("body") if owner is not None else None
+        if body is not None and not (must_be_clean and root.has_error):
+            return data[owner.start_byte:body.start_byte].decode().strip()
+    return None
 
 
 def trait_member_signature(context: str, trait_name: str, method_name: str) -> str | None:
