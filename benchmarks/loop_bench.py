@@ -14,7 +14,9 @@ CRATES = Path(__file__).with_name("loop_crates.txt")  # pinned: which corpus cra
 
 
 def pinned_crates() -> tuple[list[Path], list[Path]]:
-    """(training crates, held-out crates) of the pinned list that are installed."""
+    """(training crates, held-out crates) of the pinned list that are installed; training adds the
+    real-crate corpus (benchmarks/real_crates.txt), whose functions mostly verify only in their crate."""
+    from benchmarks.crates_bench import corpus_crates
     train, heldout = [], []
     for line in CRATES.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
@@ -22,6 +24,8 @@ def pinned_crates() -> tuple[list[Path], list[Path]]:
             role, name = line.split()
             if (CORPUS / name).is_dir():
                 (heldout if role == "heldout" else train).append(CORPUS / name)
+    held = {p.name for p in heldout}
+    train += [p for p in corpus_crates(str(CORPUS)) if p.name not in held and p not in train]
     return train, heldout
 
 
@@ -33,7 +37,7 @@ def default_sources() -> tuple[list[Path], list[Path], str]:
 
 
 def build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt: int, max_answer: int, seed: int,
-               rl_share: float) -> tuple:
+               rl_share: float, crate_oracle=None) -> tuple:
     """Doc-lane rows of every source, within the token limits, with the crate tests that pass on
     their reference answers; split into SFT rows, RL tasks and held-out tasks."""
     from synth.assemble.tasks import attach_tests, split_rows
@@ -49,7 +53,12 @@ def build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt: int, m
         for d in decls:
             d.crate_root = f"{d.crate_root}/{d.path}"
         heldout_crates = {f"{d.crate_root}".rsplit("/", 1)[-1] for d in decls if _unit_hash(d.path) < 0.3}
-    rows, rejected = doc_lane([d for d in decls if not d.is_test], oracle, seed)
+    code = [d for d in decls if not d.is_test]
+    held = [d for d in code if crate_name(d) in heldout_crates]
+    rows, rejected = doc_lane(held, oracle, seed)  # held-out tasks must be checkable standalone
+    more, rejected_more = doc_lane([d for d in code if crate_name(d) not in heldout_crates], oracle, seed,
+                                   crate_oracle if heldout_paths else None)
+    rows, rejected = rows + more, rejected + rejected_more
     rows = [r.model_dump(mode="json") for r in rows]
     size = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
     fits = [r for r in rows if size(r["prompt"]) <= max_prompt and size(r["response"]) <= max_answer]
@@ -58,6 +67,8 @@ def build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt: int, m
     documented = [d for d in decls if d.doc.strip() and d.kind in ("fn", "method") and not d.is_test]
     doc_figures = doc_in_answer(documented, tokenizer, max_answer, reference_answer)
     stats = {"declarations": len(decls), "doc_rows": len(rows), "doc_rejected": len(rejected),
+             "doc_rows_in_crate": sum(r["verification"]["scope"] == "crate" for r in rows),
+             "fit_in_crate": sum(r["verification"]["scope"] == "crate" for r in fits),
              "within_token_limits": len(fits), "rows_with_tests": with_tests, **split.stats(),
              "training_crates": sorted({crate_name(d) for d in decls} - heldout_crates),
              "heldout_crates": sorted(heldout_crates), "doc_in_answer": doc_figures}
@@ -121,6 +132,7 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
                    out: str = "runs/loop", sft_steps: int = 16, grpo_steps: int = 6, max_prompt: int = 448,
                    max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 3e-4,
                    threads: int | None = None) -> dict:
+    from oracles.crate_batch import CrateBatchOracle
     from oracles.rust import RustConfig, RustOracle
     from synth.assemble.tasks import write_tasks
     from oracles.cache import VerdictCache
@@ -157,9 +169,15 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     run = Path(out)
     results: dict = {}
     data: dict = {}
-    oracle = RustOracle(RustConfig(), cache=VerdictCache(Path("cache") / "verdicts"))
+    cache = VerdictCache(Path("cache") / "verdicts")
+    oracle = RustOracle(RustConfig(), cache=cache)
+    crate_oracle = CrateBatchOracle(cache=cache)
     tokenizer = _tokenizer(model_dir)
-    split, built = build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt, max_answer, seed, rl_share)
+    try:
+        split, built = build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt, max_answer, seed,
+                                  rl_share, crate_oracle)
+    finally:
+        crate_oracle.close()
     data.update(built, tasks=write_tasks(run, split))
     write_jsonl(run / "sft" / "train.jsonl", split.sft_rows)
     lap("data")
