@@ -99,7 +99,9 @@ def evaluate(sampler, tasks, oracle) -> dict:
     from training.chat import serve_prompt
     from training.rewards import OracleJudge
 
-    completions = sampler.greedy([serve_prompt(t.prompt) for t in tasks], batch_size=16)
+    from synth.completion import code_is_final
+    # a reply whose first fenced block closed is read the same whatever follows: stop there
+    completions = sampler.greedy([serve_prompt(t.prompt) for t in tasks], batch_size=16, until=code_is_final)
     outcomes = OracleJudge({"rust": oracle}).judge(tasks, completions)
     per_task = {t.id: {"compiled": float(o.compiled and o.defined), "passed": float(o.passed),
                        "tests": o.tests} for t, o in zip(tasks, outcomes)}
@@ -129,8 +131,8 @@ def _profile(model: str, out: Path, data: str, seed: int, **sections):
 
 
 def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = None, model_dir: str | None = None,
-                   out: str = "runs/loop", sft_steps: int = 16, grpo_steps: int = 6, max_prompt: int = 448,
-                   max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 3e-4,
+                   out: str = "runs/loop", sft_steps: int = 32, grpo_steps: int = 6, max_prompt: int = 448,
+                   max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 6e-4,
                    threads: int | None = None) -> dict:
     from oracles.crate_batch import CrateBatchOracle
     from oracles.rust import RustConfig, RustOracle
@@ -188,9 +190,11 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     results["base"] = evaluate(LocalSampler(model_dir, max_new_tokens=new_tokens), tasks, oracle)
     lap("eval_base")
     common = {"lora": {"r": 16, "alpha": 32, "dropout": 0.0}}
+    # a 135M model on a CPU is short of compute, not memory: no recomputed activations (TRL's default)
+    optim = {"gradient_checkpointing": False}
     sft_profile = _profile(model_dir, run / "sft_run", str(run / "sft"), seed, **common, sft={
         "learning_rate": lr, "batch_size": 4, "grad_accum": 2, "max_steps": sft_steps, "warmup_ratio": 0.05,
-        "max_length": max_prompt + max_answer + 64, "packing": "bucketed", "logging_steps": 5})
+        "max_length": max_prompt + max_answer + 64, "packing": "bucketed", "logging_steps": 5, **optim})
     sft = run_sft(sft_profile, merge=True)
     lap("sft")
     merged = str(run / "sft_run" / "merged")
@@ -199,7 +203,7 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     grpo_profile = _profile(merged, run / "grpo_run", "", seed, **common, grpo={
         "tasks": str(run / "tasks" / "rl.jsonl"), "learning_rate": 2e-5, "batch_size": 8, "grad_accum": 1,
         "num_generations": 4, "max_completion_length": new_tokens, "max_steps": grpo_steps, "temperature": 0.8,
-        "logging_steps": 1, "reward_weights": {"compile": 1.0, "tests": 1.0, "format": 0.0}})
+        "logging_steps": 1, "reward_weights": {"compile": 1.0, "tests": 1.0, "format": 0.0}, **optim})
     grpo_note = None
     try:
         grpo = run_grpo(grpo_profile, oracles={"rust": oracle})
@@ -241,4 +245,4 @@ def _train_summary(manifest: dict) -> dict:
 
 def bench(args) -> dict:
     """`synth bench loop`."""
-    return run_loop_bench(heldout=args.heldout, seed=args.seed, sft_steps=args.steps or 16, threads=args.jobs)
+    return run_loop_bench(heldout=args.heldout, seed=args.seed, sft_steps=args.steps or 32, threads=args.jobs)
