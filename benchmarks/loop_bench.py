@@ -5,6 +5,8 @@ greedily on the same held-out tasks from crates not used in training. Each chang
 with a paired-bootstrap interval over the tasks; `seconds` says where the time went."""
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 from pathlib import Path
 
@@ -195,7 +197,8 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     sft_profile = _profile(model_dir, run / "sft_run", str(run / "sft"), seed, **common, sft={
         "learning_rate": lr, "batch_size": 4, "grad_accum": 2, "max_steps": sft_steps, "warmup_ratio": 0.05,
         "max_length": max_prompt + max_answer + 64, "packing": "bucketed", "logging_steps": 5, **optim})
-    sft = run_sft(sft_profile, merge=True)
+    with contextlib.redirect_stdout(sys.stderr):  # the trainer prints its logs: stdout is the JSON
+        sft = run_sft(sft_profile, merge=True)
     lap("sft")
     merged = str(run / "sft_run" / "merged")
     results["sft"] = evaluate(LocalSampler(merged, max_new_tokens=new_tokens), tasks, oracle)
@@ -206,7 +209,8 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
         "logging_steps": 1, "reward_weights": {"compile": 1.0, "tests": 1.0, "format": 0.0}, **optim})
     grpo_note = None
     try:
-        grpo = run_grpo(grpo_profile, oracles={"rust": oracle})
+        with contextlib.redirect_stdout(sys.stderr):
+            grpo = run_grpo(grpo_profile, oracles={"rust": oracle})
         lap("grpo")
         results["grpo"] = evaluate(LocalSampler(merged, adapter=str(run / "grpo_run" / "adapter"),
                                                 max_new_tokens=new_tokens), tasks, oracle)
