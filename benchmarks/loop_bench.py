@@ -5,6 +5,8 @@ greedily on the same held-out tasks from crates not used in training. Each chang
 with a paired-bootstrap interval over the tasks; `seconds` says where the time went."""
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 from pathlib import Path
 
@@ -14,7 +16,9 @@ CRATES = Path(__file__).with_name("loop_crates.txt")  # pinned: which corpus cra
 
 
 def pinned_crates() -> tuple[list[Path], list[Path]]:
-    """(training crates, held-out crates) of the pinned list that are installed."""
+    """(training crates, held-out crates) of the pinned list that are installed; training adds the
+    real-crate corpus (benchmarks/real_crates.txt), whose functions mostly verify only in their crate."""
+    from benchmarks.crates_bench import corpus_crates
     train, heldout = [], []
     for line in CRATES.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
@@ -22,6 +26,8 @@ def pinned_crates() -> tuple[list[Path], list[Path]]:
             role, name = line.split()
             if (CORPUS / name).is_dir():
                 (heldout if role == "heldout" else train).append(CORPUS / name)
+    held = {p.name for p in heldout}
+    train += [p for p in corpus_crates(str(CORPUS)) if p.name not in held and p not in train]
     return train, heldout
 
 
@@ -33,7 +39,7 @@ def default_sources() -> tuple[list[Path], list[Path], str]:
 
 
 def build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt: int, max_answer: int, seed: int,
-               rl_share: float) -> tuple:
+               rl_share: float, crate_oracle=None) -> tuple:
     """Doc-lane rows of every source, within the token limits, with the crate tests that pass on
     their reference answers; split into SFT rows, RL tasks and held-out tasks."""
     from synth.assemble.tasks import attach_tests, split_rows
@@ -49,7 +55,12 @@ def build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt: int, m
         for d in decls:
             d.crate_root = f"{d.crate_root}/{d.path}"
         heldout_crates = {f"{d.crate_root}".rsplit("/", 1)[-1] for d in decls if _unit_hash(d.path) < 0.3}
-    rows, rejected = doc_lane([d for d in decls if not d.is_test], oracle, seed)
+    code = [d for d in decls if not d.is_test]
+    held = [d for d in code if crate_name(d) in heldout_crates]
+    rows, rejected = doc_lane(held, oracle, seed)  # held-out tasks must be checkable standalone
+    more, rejected_more = doc_lane([d for d in code if crate_name(d) not in heldout_crates], oracle, seed,
+                                   crate_oracle if heldout_paths else None)
+    rows, rejected = rows + more, rejected + rejected_more
     rows = [r.model_dump(mode="json") for r in rows]
     size = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
     fits = [r for r in rows if size(r["prompt"]) <= max_prompt and size(r["response"]) <= max_answer]
@@ -58,6 +69,8 @@ def build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt: int, m
     documented = [d for d in decls if d.doc.strip() and d.kind in ("fn", "method") and not d.is_test]
     doc_figures = doc_in_answer(documented, tokenizer, max_answer, reference_answer)
     stats = {"declarations": len(decls), "doc_rows": len(rows), "doc_rejected": len(rejected),
+             "doc_rows_in_crate": sum(r["verification"]["scope"] == "crate" for r in rows),
+             "fit_in_crate": sum(r["verification"]["scope"] == "crate" for r in fits),
              "within_token_limits": len(fits), "rows_with_tests": with_tests, **split.stats(),
              "training_crates": sorted({crate_name(d) for d in decls} - heldout_crates),
              "heldout_crates": sorted(heldout_crates), "doc_in_answer": doc_figures}
@@ -88,7 +101,9 @@ def evaluate(sampler, tasks, oracle) -> dict:
     from training.chat import serve_prompt
     from training.rewards import OracleJudge
 
-    completions = sampler.greedy([serve_prompt(t.prompt) for t in tasks], batch_size=16)
+    from synth.completion import code_is_final
+    # a reply whose first fenced block closed is read the same whatever follows: stop there
+    completions = sampler.greedy([serve_prompt(t.prompt) for t in tasks], batch_size=16, until=code_is_final)
     outcomes = OracleJudge({"rust": oracle}).judge(tasks, completions)
     per_task = {t.id: {"compiled": float(o.compiled and o.defined), "passed": float(o.passed),
                        "tests": o.tests} for t, o in zip(tasks, outcomes)}
@@ -118,9 +133,10 @@ def _profile(model: str, out: Path, data: str, seed: int, **sections):
 
 
 def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = None, model_dir: str | None = None,
-                   out: str = "runs/loop", sft_steps: int = 16, grpo_steps: int = 6, max_prompt: int = 448,
-                   max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 3e-4,
+                   out: str = "runs/loop", sft_steps: int = 32, grpo_steps: int = 6, max_prompt: int = 448,
+                   max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 6e-4,
                    threads: int | None = None) -> dict:
+    from oracles.crate_batch import CrateBatchOracle
     from oracles.rust import RustConfig, RustOracle
     from synth.assemble.tasks import write_tasks
     from oracles.cache import VerdictCache
@@ -157,9 +173,15 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     run = Path(out)
     results: dict = {}
     data: dict = {}
-    oracle = RustOracle(RustConfig(), cache=VerdictCache(Path("cache") / "verdicts"))
+    cache = VerdictCache(Path("cache") / "verdicts")
+    oracle = RustOracle(RustConfig(), cache=cache)
+    crate_oracle = CrateBatchOracle(cache=cache)
     tokenizer = _tokenizer(model_dir)
-    split, built = build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt, max_answer, seed, rl_share)
+    try:
+        split, built = build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt, max_answer, seed,
+                                  rl_share, crate_oracle)
+    finally:
+        crate_oracle.close()
     data.update(built, tasks=write_tasks(run, split))
     write_jsonl(run / "sft" / "train.jsonl", split.sft_rows)
     lap("data")
@@ -170,10 +192,13 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     results["base"] = evaluate(LocalSampler(model_dir, max_new_tokens=new_tokens), tasks, oracle)
     lap("eval_base")
     common = {"lora": {"r": 16, "alpha": 32, "dropout": 0.0}}
+    # a 135M model on a CPU is short of compute, not memory: no recomputed activations (TRL's default)
+    optim = {"gradient_checkpointing": False}
     sft_profile = _profile(model_dir, run / "sft_run", str(run / "sft"), seed, **common, sft={
         "learning_rate": lr, "batch_size": 4, "grad_accum": 2, "max_steps": sft_steps, "warmup_ratio": 0.05,
-        "max_length": max_prompt + max_answer + 64, "packing": "bucketed", "logging_steps": 5})
-    sft = run_sft(sft_profile, merge=True)
+        "max_length": max_prompt + max_answer + 64, "packing": "bucketed", "logging_steps": 5, **optim})
+    with contextlib.redirect_stdout(sys.stderr):  # the trainer prints its logs: stdout is the JSON
+        sft = run_sft(sft_profile, merge=True)
     lap("sft")
     merged = str(run / "sft_run" / "merged")
     results["sft"] = evaluate(LocalSampler(merged, max_new_tokens=new_tokens), tasks, oracle)
@@ -181,10 +206,11 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     grpo_profile = _profile(merged, run / "grpo_run", "", seed, **common, grpo={
         "tasks": str(run / "tasks" / "rl.jsonl"), "learning_rate": 2e-5, "batch_size": 8, "grad_accum": 1,
         "num_generations": 4, "max_completion_length": new_tokens, "max_steps": grpo_steps, "temperature": 0.8,
-        "logging_steps": 1, "reward_weights": {"compile": 1.0, "tests": 1.0, "format": 0.0}})
+        "logging_steps": 1, "reward_weights": {"compile": 1.0, "tests": 1.0, "format": 0.0}, **optim})
     grpo_note = None
     try:
-        grpo = run_grpo(grpo_profile, oracles={"rust": oracle})
+        with contextlib.redirect_stdout(sys.stderr):
+            grpo = run_grpo(grpo_profile, oracles={"rust": oracle})
         lap("grpo")
         results["grpo"] = evaluate(LocalSampler(merged, adapter=str(run / "grpo_run" / "adapter"),
                                                 max_new_tokens=new_tokens), tasks, oracle)
@@ -223,4 +249,4 @@ def _train_summary(manifest: dict) -> dict:
 
 def bench(args) -> dict:
     """`synth bench loop`."""
-    return run_loop_bench(heldout=args.heldout, seed=args.seed, sft_steps=args.steps or 16, threads=args.jobs)
+    return run_loop_bench(heldout=args.heldout, seed=args.seed, sft_steps=args.steps or 32, threads=args.jobs)

@@ -35,7 +35,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     bench.add_argument("--out", help="crates: run directory for the rows and stats/ (default runs/bench-crates)")
     bench.add_argument("--in-crate", choices=["fallback", "always"], default="always",
                        help="crates: verify in the crate only where the standalone file fails, or always")
-    bench.add_argument("--steps", type=int, help="train: optimizer steps per measured run (12); loop: SFT steps (16)")
+    bench.add_argument("--steps", type=int, help="train: optimizer steps per measured run (12); loop: SFT steps (32)")
     bench.add_argument("--n", type=int, default=500,
                        help="oracle: candidates; refresh: declarations (300); crates: side-by-side sample (300)")
     bench.add_argument("--seed", type=int, default=0)

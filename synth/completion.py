@@ -22,6 +22,11 @@ def answer_code(reply: str) -> str:
     return (match.group(1) if match else reply).strip("\n")
 
 
+def code_is_final(reply: str) -> bool:
+    """Its first fenced block is closed: `answer_code` reads the same whatever follows."""
+    return FENCED.search(reply) is not None
+
+
 def is_one_fenced_block(reply: str) -> bool:
     """Exactly one fenced block and nothing but whitespace around it."""
     return bool(ONLY_FENCED.fullmatch(reply)) and len(FENCED.findall(reply)) == 1

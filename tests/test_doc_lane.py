@@ -127,6 +127,9 @@ def test_batched_greedy_equals_one_prompt_at_a_time(tmp_path):
     batched = sampler.greedy(prompts, batch_size=2)
     assert batched == [sampler.greedy([p], batch_size=1)[0] for p in prompts]
     assert all(batched)
+    # `until` ends each completion once it says done: a prefix of the full one, the rest not generated
+    cut = sampler.greedy(prompts, batch_size=2, until=lambda text: len(text) >= 4)
+    assert all(len(c) >= 4 and full.startswith(c) and len(c) < len(full) for c, full in zip(cut, batched)), cut
 
 
 def _crate(root, name: str, body: str):

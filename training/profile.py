@@ -36,6 +36,9 @@ class Optim(_Strict):
     logging_steps: int = Field(10, gt=0)
     save_steps: int = Field(0, ge=0)  # 0: save at the end only
     bf16: bool = False
+    # recompute activations in the backward pass: saves memory, costs compute (TRL's default: on);
+    # a small model on a CPU is short of compute, not memory
+    gradient_checkpointing: bool = True
 
 
 class Sft(Optim):

@@ -50,6 +50,7 @@ def _optim_kwargs(profile: Profile, section: Optim, output_dir: str) -> dict:
         "save_strategy": "steps" if section.save_steps else "no",
         **({"save_steps": section.save_steps} if section.save_steps else {}),
         "bf16": section.bf16,
+        "gradient_checkpointing": section.gradient_checkpointing,
         "report_to": [],
         "disable_tqdm": True,
         # Without an accelerator, say so: then `torchrun` on CPU runs real multi-process DDP (gloo).

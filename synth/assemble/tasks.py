@@ -29,6 +29,8 @@ def task_of(row: dict) -> Task | None:
     """The task a verified row poses, when its check is exactly the task's (context + answer)."""
     if not row.get("must_define") or row.get("task") != "codegen":
         return None
+    if (row.get("verification") or {}).get("scope", "standalone") != "standalone":
+        return None  # verified in its crate: a task's standalone check could not confirm its answer
     context = row.get("context", "")
     if row.get("checked_source") not in (candidate_source(context, row["response"]), f"{context}{row['response']}\n"):
         return None  # verified in another shape (e.g. a bare method outside its impl): not a task

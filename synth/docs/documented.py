@@ -7,7 +7,14 @@ The doc comment is left out of the answer: the prompt already carries it, it is 
 function's tokens (267 vs 171 on average over the loop's 756; 37% of answers fit a 128-token cap
 with it, 71% without), and 22% of docs hold ``` fences that cut a fenced answer short (figures:
 `synth bench loop`, `data.doc_in_answer`).
-Only the doc's summary (up to its first example or heading) is shown, which keeps prompts short."""
+Only the doc's summary (up to its first example or heading) is shown, which keeps prompts short.
+
+A function whose standalone file fails can still be verified in its crate (the crate oracle: the
+crate copy compiles as a whole, so every declaration in it compiles in its real context). Its row
+shows the same standalone context as the others: the declarations its body names, extracted the
+same way, so training prompts have exactly the shape of the served tasks (a signatures-only view
+would be a second template the held-out tasks never use). Such a row is SFT data only: its
+`verification.scope` is "crate", and a task's check (standalone) could not confirm its answer."""
 from __future__ import annotations
 
 import re
@@ -15,6 +22,7 @@ from dataclasses import dataclass
 
 from oracles.verdict import Candidate, Verdict
 from synth.extract.model import Declaration, crate_name
+from synth.mutate.in_crate import crate_originals, crate_recipe
 from synth.prompts import system_prompt, with_context
 from synth.rows import Provenance, Row, make_row
 from synth.task import candidate_source
@@ -109,27 +117,39 @@ def verify(items: list[DocItem], oracle) -> list[Verdict]:
     return oracle.check([Candidate.of(item.source) for item in items]) if items else []
 
 
-def doc_row(item: DocItem, verdict: Verdict, seed: int) -> Row:
+def doc_row(item: DocItem, verdict: Verdict, seed: int, recipe: dict | None = None) -> Row:
     decl = item.decl
-    return make_row(
+    row = make_row(
         lang="rust", lane="rust_doc", task="codegen", prompt=item.prompt, response=item.answer, verdict=verdict,
         system=system_prompt(),
         provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, stage="doclane", seed=seed),
         checked_source=item.source, context=item.context, must_define=[decl.name],
         crate=crate_name(decl))
+    if recipe:
+        row.verification = row.verification.model_copy(update={"scope": "crate", "crate": recipe})
+    return row
 
 
-def doc_lane(decls: list[Declaration], oracle, seed: int = 0) -> tuple[list[Row], list[dict]]:
-    """Rows of the documented functions whose answer compiles in its context; the rest rejected."""
+def doc_lane(decls: list[Declaration], oracle, seed: int = 0, crate_oracle=None) -> tuple[list[Row], list[dict]]:
+    """Rows of the documented functions whose answer compiles in its context (or, with
+    `crate_oracle`, in its crate where the standalone file fails); the rest rejected."""
     items = [doc_item(d) for d in doc_candidates(decls)]
-    rows, rejected = [], []
+    rows, failed = [], []
     for item, verdict in zip(items, verify(items, oracle)):
         if verdict.passed:
             rows.append(doc_row(item, verdict, seed))
         else:
-            errors = [d for d in verdict.diagnostics if d.severity == "error"] or verdict.diagnostics
-            rejected.append({"decl": item.decl.id, "name": item.decl.name, "lang": "rust",
-                             "reason": f"reference does not compile in its context: "
-                                       f"{errors[0].code if errors else 'no diagnostic'}"})
+            failed.append((item, verdict))
+    in_crate, why_not = crate_originals([i.decl for i, _ in failed], crate_oracle) if crate_oracle else ({}, {})
+    rejected = []
+    for item, verdict in failed:
+        if item.decl.id in in_crate:
+            rows.append(doc_row(item, in_crate[item.decl.id], seed, crate_recipe(item.decl, crate_oracle)))
+            continue
+        errors = [d for d in verdict.diagnostics if d.severity == "error"] or verdict.diagnostics
+        rejected.append({"decl": item.decl.id, "name": item.decl.name, "lang": "rust",
+                         "reason": f"reference does not compile in its context: "
+                                   f"{errors[0].code if errors else 'no diagnostic'}"
+                                   + (f", nor in its crate: {why_not[item.decl.id]}" if item.decl.id in why_not else "")})
     rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash))
     return rows, rejected

@@ -22,6 +22,8 @@ class DocLaneSettings(StageSettings):
     heldout_crates: list[str] = Field(default_factory=list)  # crate folder names; else a share of them
     heldout_share: float = Field(0.2, ge=0, lt=1)
     rl_share: float = Field(0.2, ge=0, lt=1)
+    # a function whose standalone file fails is verified in its crate (an SFT row, never a task)
+    in_crate: bool = True
 
 
 class DocLane(Lane):
@@ -32,10 +34,12 @@ class DocLane(Lane):
         return doc_candidates(decls)
 
     def fingerprint(self, ctx, settings, lang, oracle):
-        return fingerprint("doclane", lang, ctx.seed, toolchain_of(oracle), oracle.flags, template_hash("system"))
+        crate = _crate_oracle(ctx, settings)
+        return fingerprint("doclane", lang, ctx.seed, toolchain_of(oracle), oracle.flags, template_hash("system"),
+                           *([crate.toolchain, crate.flags] if crate else []))
 
     def process(self, ctx, settings, todo, oracle, out):
-        rows, rejected = doc_lane(todo, oracle, ctx.seed)
+        rows, rejected = doc_lane(todo, oracle, ctx.seed, _crate_oracle(ctx, settings))
         return by_declaration(todo, rows, rejected)
 
     def finish(self, ctx, settings, out, items):
@@ -44,8 +48,12 @@ class DocLane(Lane):
     def after_run(self, ctx, settings, outputs: dict) -> str:
         """Split the task lanes' rows into SFT rows and the task files; says what it wrote."""
         lanes = [outputs[name] for name in TASK_LANES if name in outputs]
-        return f"tasks: {split_outputs(ctx.out, lanes, **settings.model_dump(exclude={'enabled'}), seed=ctx.seed)}"
+        return f"tasks: {split_outputs(ctx.out, lanes, **settings.model_dump(exclude={'enabled', 'in_crate'}), seed=ctx.seed)}"
 
     def plan(self, ctx, settings, pending, estimate):
         return plan_row("doclane", "-", items=len(pending), rows=len(pending), compile_candidates=len(pending),
                         compile_s_per=estimate.compile_rate, basis="default")
+
+
+def _crate_oracle(ctx, settings: DocLaneSettings):
+    return ctx.crate_oracle if settings.in_crate else None

@@ -54,9 +54,11 @@ class LocalSampler:
         prompt_len = inputs["input_ids"].shape[1]
         return [self.tokenizer.decode(seq[prompt_len:], skip_special_tokens=True) for seq in out]
 
-    def greedy(self, prompts: list[str], batch_size: int = 8) -> list[str]:
+    def greedy(self, prompts: list[str], batch_size: int = 8, until=None) -> list[str]:
         """One greedy completion per prompt, generated in left-padded batches of similar length
-        (one sequence at a time leaves most of a CPU idle). Deterministic: no sampling."""
+        (one sequence at a time leaves most of a CPU idle). Deterministic: no sampling. `until(text)`
+        says a completion is done (e.g. its first fenced block closed: what is read of it is fixed),
+        so a batch ends when every completion is, not at max_new_tokens."""
         with _GENERATE_LOCK:
             torch, tok = self._torch, self.tokenizer
             side, tok.padding_side = tok.padding_side, "left"
@@ -66,12 +68,26 @@ class LocalSampler:
                 for start in range(0, len(order), batch_size):
                     chunk = order[start:start + batch_size]
                     inputs = tok([prompts[i] for i in chunk], return_tensors="pt", padding=True)
+                    width = inputs["input_ids"].shape[1]
+                    stop = [_Until(tok, width, until)] if until else None
                     with torch.no_grad():
                         seqs = self.model.generate(**inputs, do_sample=False, max_new_tokens=self.max_new_tokens,
-                                                   pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
-                    width = inputs["input_ids"].shape[1]
+                                                   pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                                                   stopping_criteria=stop)
                     for i, seq in zip(chunk, seqs):
                         out[i] = tok.decode(seq[width:], skip_special_tokens=True)
             finally:
                 tok.padding_side = side
             return out
+
+
+class _Until:
+    """A stopping criterion (transformers calls it after each token): which sequences are done."""
+
+    def __init__(self, tokenizer, width: int, until):
+        self.tokenizer, self.width, self.until = tokenizer, width, until
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+        texts = self.tokenizer.batch_decode(input_ids[:, self.width:], skip_special_tokens=True)
+        return torch.tensor([bool(self.until(t)) for t in texts], device=input_ids.device)
