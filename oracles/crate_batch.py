@@ -4,11 +4,13 @@
 A splice's verdict carries the diagnostics on its own lines (positioned in the splice's text) and
 any error elsewhere in the crate (with its path and the file's own line). Warnings elsewhere are
 the crate's, not the splice's, and are left out. The batch is trusted only when it can be read
-exactly, else it is split in two (bisection) down to single checks:
+exactly, else its likely culprits are checked alone and the rest again (or it is split in two):
 - a sentinel with a known late-phase warning must show up (rustc ran every phase);
-- no error outside every splice (it could be any splice's callers);
-- no diagnostic that points into another splice, or names a place in a spliced file;
-- splices that could see each other (one names the function another replaced) share no batch;
+- splices that could see each other (one names what another's new signature changed) share no
+  batch, nor do two new signatures that one function elsewhere names (oracles/crate_jobs.py);
+- an error outside every splice belongs to the one new signature the function around it names
+  (oracles/crate_outside.py); several named: those splices are checked again apart; none: untrusted;
+- no diagnostic that points into another splice with a new signature, or names a place in a spliced file;
 - clean splices of a batch with errors are checked again together (rustc drops lints after errors).
 """
 from __future__ import annotations
