@@ -59,6 +59,7 @@ class CrateBatchOracle:
         self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
         self._scratch: dict[str, ScratchCrate | str] = {}
         self._sentinel_ok: dict[str, bool] = {}
+        self._cost: dict[Path, list[float]] = {}  # crate copy -> [batch s, verdicts batches gave, solo s, solo checks]
         self._originals: dict[str, Verdict] = {}  # one check of each crate as it is
 
     @property
@@ -134,7 +135,13 @@ class CrateBatchOracle:
             else:
                 groups = batch_groups([(i, jobs[i]) for i in indices], self.batch_size, self._reach(scratch))
             for group in groups:
-                verdicts.update(self._check_group(scratch, [(i, jobs[i]) for i in group], later))
+                items = [(i, jobs[i]) for i in group]
+                if self._batching_loses(scratch):  # measured on this crate: checked alone instead
+                    self.stats.solo_reasons["batching measured slower"] = \
+                        self.stats.solo_reasons.get("batching measured slower", 0) + len(items)
+                    verdicts.update({i: self._solo(scratch, job.splice) for i, job in items})
+                else:
+                    verdicts.update(self._check_group(scratch, items, later))
             verdicts.update(self._check_later(scratch, jobs, later))
         for i, job in enumerate(jobs):
             if verdicts[i].mode != "cache":
@@ -172,9 +179,20 @@ class CrateBatchOracle:
         self.stats.elapsed_s += run.elapsed_s
         return run
 
+    def _batching_loses(self, scratch: ScratchCrate) -> bool:
+        """Batches on this crate have cost more per verdict than checks alone (after a few of each)."""
+        batch_s, given, solo_s, solos = self._cost.get(scratch.root, [0.0, 0, 0.0, 0])
+        return solos >= 3 and batch_s > 2.0 * solo_s / solos and batch_s / max(1, given) > solo_s / solos
+
+    def _count(self, scratch: ScratchCrate, *cost: float) -> None:
+        totals = self._cost.setdefault(scratch.root, [0.0, 0, 0.0, 0])
+        for k, v in enumerate(cost):
+            totals[k] += v
+
     def _solo(self, scratch: ScratchCrate, splice: Splice) -> Verdict:
         self.stats.solo_runs += 1
         run = self._run(scratch, [splice], sentinel=False)
+        self._count(scratch, 0, 0, run.elapsed_s, 1)
         own, _, _ = self._attribute(run)
         diagnostics = in_file_order(own[0]) + _by_place(self._elsewhere(run))
         diagnostics += cargo_failure(run, [d for d in diagnostics if d.severity == "error"])
@@ -196,6 +214,7 @@ class CrateBatchOracle:
             return {i: self._solo(scratch, job.splice)}
         self.stats.batch_runs += 1
         run = self._run(scratch, [job.splice for _, job in items], sentinel=True)
+        self._count(scratch, run.elapsed_s)
         own, contaminated, why = self._attribute(run, frozenset(k for k, (_, job) in enumerate(items) if job.new_header))
         if why is None and not any(is_sentinel(m) for m in run.messages):
             why = "no sentinel (rustc stopped early)"
@@ -220,6 +239,7 @@ class CrateBatchOracle:
             mid = len(items) // 2
             return {**self._check_group(scratch, items[:mid], later), **self._check_group(scratch, items[mid:], later)}
         share = run.elapsed_s / len(items)
+        self._count(scratch, 0, len(items) - len(shared) - len(contaminated))
         had_errors = bool(outside or shared) or any(d.severity == "error" for diags in own for d in diags)
         results = {}
         for k, (i, job) in enumerate(items):

@@ -202,3 +202,16 @@ def test_a_caller_replaced_in_the_batch_does_not_hide_the_error_a_new_signature_
     assert [d.path for d in solo[0].errors] == [None, "src/lib.rs"]  # its own line, and its caller's
     for b, s in zip(batched, solo):
         assert b.same_result(s), ([d.render() for d in b.diagnostics], [d.render() for d in s.diagnostics])
+
+
+def test_a_crate_where_batches_measured_slower_is_checked_alone(workspace):
+    jobs = _mutants(workspace / "geo", 4)
+    oracle = CrateBatchOracle(cache=None)
+    try:
+        scratch = oracle.scratch(str(workspace / "geo"))
+        oracle._count(scratch, 30.0, 2, 0.9, 3)  # measured: 15 s a verdict batched, 0.3 s alone
+        verdicts = oracle.check(jobs)
+    finally:
+        oracle.close()
+    assert oracle.stats.batch_runs == 0 and oracle.stats.solo_reasons == {"batching measured slower": len(jobs)}
+    assert all(v.mode == "solo" for v in verdicts)
