@@ -233,6 +233,10 @@ class CrateBatchOracle:
                 self.stats.early_stops += 1
                 self.stats.solo_reasons["suspect"] = self.stats.solo_reasons.get("suspect", 0) + len(suspects)
                 rest = [it for it in items if it not in suspects]
+                if len(suspects) > 2:  # the culprit is likely one of them: halves, not one check each
+                    mid = len(suspects) // 2
+                    return {**self._check_group(scratch, suspects[:mid], later),
+                            **self._check_group(scratch, suspects[mid:], later), **self._check_group(scratch, rest, later)}
                 return {**{i: self._solo(scratch, job.splice) for i, job in suspects},
                         **self._check_group(scratch, rest, later)}
             self.stats.bisections += 1

@@ -215,3 +215,14 @@ def test_a_crate_where_batches_measured_slower_is_checked_alone(workspace):
         oracle.close()
     assert oracle.stats.batch_runs == 0 and oracle.stats.solo_reasons == {"batching measured slower": len(jobs)}
     assert all(v.mode == "solo" for v in verdicts)
+
+
+def test_a_splice_that_removes_a_named_type_is_checked_alone():
+    """rustc prints `Visitor` for `serde::de::Visitor` only when no other item of the crate has that
+    name: a mutant deleting a method that holds `struct Visitor;` changed its neighbours' notes."""
+    body = "fn deserialize() {\n    struct Visitor;\n}"
+    removes = job_of(Splice("c", "src/a.rs", 0, 40, "fn deserialize() {}"), "deserialize", body, "missing_trait_method")
+    keeps = job_of(Splice("c", "src/b.rs", 0, 40, body.replace("struct", "pub struct")), "deserialize", body, "x")
+    assert removes.renames and not keeps.renames
+    from oracles.crate_jobs import batch_groups
+    assert batch_groups([(0, removes), (1, keeps)], 8) == [[0], [1]]
