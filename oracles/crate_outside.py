@@ -22,13 +22,17 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_rust.language()))
 
 
+REGIONS = ("function_item", "macro_definition", "const_item", "static_item")
+
+
 @functools.lru_cache(maxsize=256)
 def _function_spans(data: bytes) -> list[tuple[int, int, frozenset[str]]]:
-    """(first line, last line, names used) of every function in a file (1-based lines)."""
+    """(first line, last line, names used) of every function (and macro definition, const,
+    static: code that names others) in a file (1-based lines)."""
     out, todo = [], [_parser().parse(data).root_node]
     while todo:
         node = todo.pop()
-        if node.type == "function_item":
+        if node.type in REGIONS:
             out.append((node.start_point[0] + 1, node.end_point[0] + 1,
                         frozenset(IDENT.findall(node.text.decode("utf-8", "replace")))))
         todo.extend(node.children)
@@ -50,8 +54,8 @@ def users(root: Path) -> dict[str, frozenset[int]]:
 
 
 def names_around(root: Path, path: str, line: int) -> frozenset[str] | None:
-    """The names the outermost function around `line` of the crate file `path` uses (its callees,
-    methods and types), or None if the line is in no function (a const, a type, a macro)."""
+    """The names the outermost function (or macro definition, const, static) around `line` of the
+    crate file `path` uses (its callees, methods and types), or None if the line is in none."""
     try:
         data = (root / path).read_bytes()
     except OSError:
@@ -89,6 +93,17 @@ def elsewhere(run) -> list[tuple[dict, Diagnostic]]:
     return out
 
 
+def _names_at(run, root: Path, span: dict) -> frozenset[str] | None:
+    return names_around(root, span["file_name"], pre_splice_line(run, span["file_name"], span["line_start"]))
+
+
+def _definition_site(raw: dict) -> dict | None:
+    primary = [s for s in raw.get("spans", []) if s.get("is_primary")]
+    if not primary or primary[0].get("file_name", "").startswith("/") or not primary[0].get("expansion"):
+        return None
+    return primary[0]
+
+
 def pre_splice_line(run, path: str, line: int) -> int:
     return line - sum(s.shift for s in run.sites if s.path == path and line > s.region.last)
 
@@ -105,7 +120,11 @@ def owners_outside(run, jobs, root: Path) -> tuple[dict[int, list[Diagnostic]], 
         span = call_site(raw)
         if span is None or span.get("file_name", "").startswith("/"):
             return {}, set(), "error outside every splice"
-        names = names_around(root, span["file_name"], pre_splice_line(run, span["file_name"], span["line_start"]))
+        names = _names_at(run, root, span)
+        defined = _definition_site(raw)  # code a macro wrote: the names its definition uses too
+        if defined is not None and defined is not span:
+            inside = _names_at(run, root, defined)
+            names = inside if names is None else names | (inside or frozenset())
         culprits = [k for k in headers if names is not None and jobs[k].seen & names]
         if not culprits or any(names_a_place(raw, spliced, run.sites[k]) for k in culprits):
             return {}, set(), "error outside every splice"
