@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cache import CACHE_LOGIC_VERSION, VerdictCache
-from .crate_jobs import Job, batch_groups, cargo_failure, is_sentinel, job_of, names_a_place, outside_names, owner_of
-from .crate_outside import elsewhere, owners_outside, users
+from .crate_jobs import Job, batch_groups, cargo_failure, is_sentinel, job_of
+from .crate_outside import elsewhere, names_a_place, outside_names, owner_of, owners_outside, users
 from .crate_workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
 from .rust_batch import in_file_order
 from .rustc_diagnostics import _all_spans, is_summary, locate
@@ -231,12 +231,12 @@ class CrateBatchOracle:
                 suspects = [it for k, it in enumerate(items) if any(d.severity == "error" for d in own[k])]
             if 0 < len(suspects) < len(items):  # likely culprits alone, the others together again
                 self.stats.early_stops += 1
-                self.stats.solo_reasons["suspect"] = self.stats.solo_reasons.get("suspect", 0) + len(suspects)
                 rest = [it for it in items if it not in suspects]
                 if len(suspects) > 2:  # the culprit is likely one of them: halves, not one check each
                     mid = len(suspects) // 2
                     return {**self._check_group(scratch, suspects[:mid], later),
                             **self._check_group(scratch, suspects[mid:], later), **self._check_group(scratch, rest, later)}
+                self.stats.solo_reasons["suspect"] = self.stats.solo_reasons.get("suspect", 0) + len(suspects)
                 return {**{i: self._solo(scratch, job.splice) for i, job in suspects},
                         **self._check_group(scratch, rest, later)}
             self.stats.bisections += 1

@@ -1,11 +1,10 @@
-"""A mutant spliced into its crate (a Job); which jobs may share one cargo check; and whose a
-diagnostic of that check is (the rules behind oracles/crate_batch.py's exactness)."""
+"""A mutant spliced into its crate (a Job), and which jobs may share one cargo check (the rules
+behind oracles/crate_batch.py's exactness; whose a diagnostic is: oracles/crate_outside.py)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from .rustc_diagnostics import _all_text
 from .verdict import Diagnostic, Splice
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -100,44 +99,6 @@ def job_of(splice: Splice, name: str, original: str = "", kind: str = "", trait_
 
 def is_sentinel(raw: dict) -> bool:
     return any("__synth_sentinel" in t.get("text", "") for sp in raw.get("spans", []) for t in sp.get("text") or [])
-
-
-def owner_of(raw: dict, sites) -> int | None:
-    """The splice holding the diagnostic's primary span (followed out of macros), if exactly one."""
-    owners = set()
-    for span in raw.get("spans", []):
-        if not span.get("is_primary"):
-            continue
-        while span is not None:
-            hit = [k for k, s in enumerate(sites) if s.path == span.get("file_name")
-                   and s.region.first <= span["line_start"] <= s.region.last]
-            if hit:
-                owners.add(hit[0])
-                break
-            expansion = span.get("expansion")
-            span = expansion.get("span") if expansion else None
-    return owners.pop() if len(owners) == 1 else None
-
-
-def outside_names(run) -> set[str]:
-    """The names on the source lines of errors outside every splice (a broken call names its callee)."""
-    names = set()
-    for raw in run.messages:
-        if raw.get("level") == "error" and owner_of(raw, run.sites) is None:
-            for span in raw.get("spans", []):
-                for line in span.get("text") or []:
-                    names.update(IDENT.findall(line.get("text", "")))
-    return names
-
-
-def names_a_place(raw: dict, spliced: set[str], site) -> bool:
-    """A type name with a place in a spliced file (`{closure@src/a.rs:40:9}`) outside the splice's
-    own lines: its line number depends on the other splices."""
-    for path in spliced:
-        for m in re.finditer("@" + re.escape(path) + r":(\d+):", "\n".join(_all_text(raw))):
-            if path != site.path or int(m.group(1)) not in site.region:
-                return True
-    return False
 
 
 def cargo_failure(run, errors: list[Diagnostic]) -> list[Diagnostic]:

@@ -14,11 +14,17 @@ import json
 import tomllib
 from pathlib import Path
 
+DEBIAN_REGISTRY = "/usr/share/cargo/registry"  # Debian's librust-*-dev crates: a cargo directory source
 DEP_TABLES = ("dependencies", "build-dependencies")
 TARGET_ARRAYS = ("bin", "test", "example", "bench")  # kept for a copy that is tested
 PACKAGE_KEYS = ("name", "version", "edition", "build", "links", "autobins", "autoexamples", "autotests",
                 "autobenches", "rust-version")
 DEP_KEYS = ("version", "path", "features", "default-features", "default_features", "package", "optional")
+
+
+def cargo_config(registry: str = DEBIAN_REGISTRY) -> str:
+    return (f'[source.crates-io]\nreplace-with = "local-registry"\n\n'
+            f'[source.local-registry]\ndirectory = {json.dumps(registry)}\n\n[net]\noffline = true\n')
 
 
 class ManifestError(Exception):

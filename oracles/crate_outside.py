@@ -1,4 +1,5 @@
-"""Errors of a batched crate check that lie outside every splice: whose are they?
+"""Whose a diagnostic of a batched crate check is: the splice holding it, or for an error outside
+every splice, the one whose new signature the code around it names.
 
 A body-only change is invisible to other functions; a changed signature may break the code that
 names it. So an error outside every splice belongs to the one splice with a changed signature
@@ -8,13 +9,13 @@ error is not inside a function of the crate), the batch cannot be read and is sp
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import tree_sitter_rust
 from tree_sitter import Language, Parser
 
-from .crate_jobs import IDENT, names_a_place, owner_of
-from .rustc_diagnostics import is_summary, spanless
+from .rustc_diagnostics import _all_text, is_summary, spanless
 from .verdict import Diagnostic
 
 @functools.cache
@@ -22,6 +23,7 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_rust.language()))
 
 
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 REGIONS = ("function_item", "macro_definition", "const_item", "static_item")
 
 
@@ -71,6 +73,44 @@ def call_site(raw: dict) -> dict | None:
     while span is not None and span.get("expansion") and span["expansion"].get("span"):
         span = span["expansion"]["span"]
     return span
+
+
+def owner_of(raw: dict, sites) -> int | None:
+    """The splice holding the diagnostic's primary span (followed out of macros), if exactly one."""
+    owners = set()
+    for span in raw.get("spans", []):
+        if not span.get("is_primary"):
+            continue
+        while span is not None:
+            hit = [k for k, s in enumerate(sites) if s.path == span.get("file_name")
+                   and s.region.first <= span["line_start"] <= s.region.last]
+            if hit:
+                owners.add(hit[0])
+                break
+            expansion = span.get("expansion")
+            span = expansion.get("span") if expansion else None
+    return owners.pop() if len(owners) == 1 else None
+
+
+def outside_names(run) -> set[str]:
+    """The names on the source lines of errors outside every splice (a broken call names its callee)."""
+    names = set()
+    for raw in run.messages:
+        if raw.get("level") == "error" and owner_of(raw, run.sites) is None:
+            for span in raw.get("spans", []):
+                for line in span.get("text") or []:
+                    names.update(IDENT.findall(line.get("text", "")))
+    return names
+
+
+def names_a_place(raw: dict, spliced: set[str], site) -> bool:
+    """A type name with a place in a spliced file (`{closure@src/a.rs:40:9}`) outside the splice's
+    own lines: its line number depends on the other splices."""
+    for path in spliced:
+        for m in re.finditer("@" + re.escape(path) + r":(\d+):", "\n".join(_all_text(raw))):
+            if path != site.path or int(m.group(1)) not in site.region:
+                return True
+    return False
 
 
 def elsewhere(run) -> list[tuple[dict, Diagnostic]]:

@@ -15,8 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .crate_manifest import ManifestError, checkable_manifest
-from .crate_workdir import DEBIAN_REGISTRY, cargo_config
+from .crate_manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
 
 SKIP_DIRS = {"target", ".git"}
 SYSTEM_REGISTRY = Path(DEBIAN_REGISTRY)  # Debian's librust-*-dev crates
