@@ -21,9 +21,11 @@ class Job:
     new_header: bool = False  # a signature changed: code naming `names` elsewhere may break
     names: frozenset[str] = frozenset()  # the names whose signature changed (a function's, an impl's methods)
     seen: frozenset[str] = frozenset()  # ... of them, those whose callers elsewhere may break
-    renames: bool = False  # it adds or removes a named type (rustc shortens paths to names unique in the crate)
+    alone: bool = False  # checked alone: it adds or removes a named type (rustc shortens paths to names
+    # unique in the crate), or changes an impl's header (the types it covers: method lookup everywhere)
 
 
+IMPL_HEAD = re.compile(r"^(?:unsafe\s+)?impl\b")
 TYPE_ITEM = re.compile(r"\b(?:struct|enum|trait|type|union|mod)\s+([A-Za-z_][A-Za-z0-9_]*)")
 FN_NAME = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
 SIGNATURE = re.compile(r"\bfn\s[^{;]*")
@@ -93,8 +95,16 @@ def job_of(splice: Splice, name: str, original: str = "", kind: str = "", trait_
     names, seen = changed_names(name, original, splice.text, trait_impl) if original else (frozenset(), frozenset())
     # The names it uses, and those the text it replaces used: a splice over a caller stands in for it.
     idents = frozenset(IDENT.findall(splice.text)) | frozenset(IDENT.findall(original))
-    renames = sorted(TYPE_ITEM.findall(original)) != sorted(TYPE_ITEM.findall(splice.text)) if original else False
-    return Job(splice, name, idents, kind, bool(names), names, seen, renames)
+    alone = bool(original) and (sorted(TYPE_ITEM.findall(original)) != sorted(TYPE_ITEM.findall(splice.text))
+                                 or _impl_header_changed(original, splice.text))
+    return Job(splice, name, idents, kind, bool(names), names, seen, alone)
+
+
+def _impl_header_changed(original: str, text: str) -> bool:
+    """A dropped bound on `impl<W: Write> Ext for W` makes `Ext`'s methods candidates for every
+    type: a neighbour's `BigEndian::write_u16` turned ambiguous (E0034) in a byteorder batch."""
+    head, new_head = _signatures(original)[0], _signatures(text)[0]
+    return head != new_head and IMPL_HEAD.match(head) is not None
 
 
 def is_sentinel(raw: dict) -> bool:
@@ -114,14 +124,14 @@ class _Batch:
     def __init__(self, reach):
         self.reach = reach
         self.members: list[int] = []
-        self.renames: list[bool] = []
+        self.alone = False
         self.spans: dict[str, list[tuple[int, int]]] = {}
         self.idents: set[str] = set()  # every name the members use
         self.changed: set[str] = set()  # the names of the members whose signature changed
         self.reached: set[int] = set()  # the functions that name them
 
     def admits(self, job: Job) -> bool:
-        if job.renames or any(self.renames):  # a name made unique (or not) prints its neighbours' paths otherwise
+        if job.alone or self.alone:
             return False
         s = job.splice
         if any(s.start_byte < end and start < s.end_byte for start, end in self.spans.get(s.path, ())):
@@ -132,7 +142,7 @@ class _Batch:
 
     def add(self, i: int, job: Job) -> None:
         self.members.append(i)
-        self.renames.append(job.renames)
+        self.alone |= job.alone
         self.spans.setdefault(job.splice.path, []).append((job.splice.start_byte, job.splice.end_byte))
         self.idents |= job.idents
         if job.new_header:

@@ -223,6 +223,10 @@ def test_a_splice_that_removes_a_named_type_is_checked_alone():
     body = "fn deserialize() {\n    struct Visitor;\n}"
     removes = job_of(Splice("c", "src/a.rs", 0, 40, "fn deserialize() {}"), "deserialize", body, "missing_trait_method")
     keeps = job_of(Splice("c", "src/b.rs", 0, 40, body.replace("struct", "pub struct")), "deserialize", body, "x")
-    assert removes.renames and not keeps.renames
+    assert removes.alone and not keeps.alone
     from oracles.crate_jobs import batch_groups
     assert batch_groups([(0, removes), (1, keeps)], 8) == [[0], [1]]
+    # So is a changed impl header: `impl<W: Write> Ext for W` without its bound covers every type.
+    blanket = "impl<W: io::Write + ?Sized> WriteBytesExt for W {}"
+    assert job_of(Splice("c", "src/io.rs", 0, 50, blanket.replace(": io::Write + ?Sized", ": ?Sized")), "W", blanket,
+                  "dropped_bound", trait_impl=True).alone
