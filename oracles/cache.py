@@ -15,7 +15,8 @@ from .verdict import Candidate, Verdict
 # 3: diagnostics in file order; configured-out notes, neighbours' names and closure places.
 # 4: a suggestion already in its help message (or introduced by a trailing ":") is not repeated.
 # 4: "`#[warn(x)]` implied by `#[warn(warnings)]`" is order-dependent too (found in crate batches).
-CACHE_LOGIC_VERSION = "4"
+# 5: crate batches: an impl's method signatures are its header; errors elsewhere given to the one new signature named there.
+CACHE_LOGIC_VERSION = "5"
 
 
 def verdict_key(candidate: Candidate, oracle: str, toolchain: str, flags: dict) -> str:

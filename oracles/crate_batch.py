@@ -4,11 +4,13 @@
 A splice's verdict carries the diagnostics on its own lines (positioned in the splice's text) and
 any error elsewhere in the crate (with its path and the file's own line). Warnings elsewhere are
 the crate's, not the splice's, and are left out. The batch is trusted only when it can be read
-exactly, else it is split in two (bisection) down to single checks:
+exactly, else its likely culprits are checked alone and the rest again (or it is split in two):
 - a sentinel with a known late-phase warning must show up (rustc ran every phase);
-- no error outside every splice (it could be any splice's callers);
-- no diagnostic that points into another splice, or names a place in a spliced file;
-- splices that could see each other (one names the function another replaced) share no batch;
+- splices that could see each other (one names what another's new signature changed) share no
+  batch, nor do two new signatures that one function elsewhere names (oracles/crate_jobs.py);
+- an error outside every splice belongs to the one new signature the function around it names
+  (oracles/crate_outside.py); several named: those splices are checked again apart; none: untrusted;
+- no diagnostic that points into another splice with a new signature, or names a place in a spliced file;
 - clean splices of a batch with errors are checked again together (rustc drops lints after errors).
 """
 from __future__ import annotations
@@ -17,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cache import CACHE_LOGIC_VERSION, VerdictCache
-from .crate_jobs import (Job, batch_groups, cargo_failure, is_sentinel, job_of, names_a_place, outside_names,
-                         owner_of)
+from .crate_jobs import Job, batch_groups, cargo_failure, is_sentinel, job_of
+from .crate_outside import elsewhere, names_a_place, outside_names, owner_of, owners_outside, users
 from .crate_workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
 from .rust_batch import in_file_order
-from .rustc_diagnostics import _all_spans, is_summary, locate, spanless
+from .rustc_diagnostics import _all_spans, is_summary, locate
 from .sandbox import Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
 from .verdict import Candidate, Diagnostic, Splice, Verdict
@@ -37,6 +39,7 @@ class CrateBatchStats:
     clean_rechecks: int = 0
     cache_hits: int = 0
     elapsed_s: float = 0.0  # wall time of all cargo runs
+    setup_s: float = 0.0  # ... of them, the checks of each crate as it is (dependencies built once)
     untrusted: dict[str, int] = field(default_factory=dict)
     solo_reasons: dict[str, int] = field(default_factory=dict)
 
@@ -44,7 +47,7 @@ class CrateBatchStats:
 class CrateBatchOracle:
     id = "cargo-crate"
 
-    def __init__(self, sandbox: Sandbox | None = None, cache: VerdictCache | None = None, batch_size: int = 64,
+    def __init__(self, sandbox: Sandbox | None = None, cache: VerdictCache | None = None, batch_size: int = 128,
                  timeout_s: float = 300.0, cargo: str = "cargo"):
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
@@ -56,16 +59,16 @@ class CrateBatchOracle:
         self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
         self._scratch: dict[str, ScratchCrate | str] = {}
         self._sentinel_ok: dict[str, bool] = {}
+        self._cost: dict[Path, list[float]] = {}  # crate copy -> [batch s, verdicts batches gave, solo s, solo checks]
         self._originals: dict[str, Verdict] = {}  # one check of each crate as it is
-        self._callers_broken: dict[str, tuple[int, int]] = {}  # kind -> (solo checks, with errors elsewhere)
 
     @property
     def flags(self) -> dict:
         return {"rustflags": RUSTFLAGS, "logic": CACHE_LOGIC_VERSION, "scope": "crate"}
 
-    def job(self, splice: Splice, name: str, original: str = "", kind: str = "") -> Job:
+    def job(self, splice: Splice, name: str, original: str = "", kind: str = "", trait_impl: bool = False) -> Job:
         """A splice to check, with what decides which others it may share a check with."""
-        return job_of(splice, name, original, kind)
+        return job_of(splice, name, original, kind, trait_impl)
 
     def close(self) -> None:
         for scratch in self._scratch.values():
@@ -97,8 +100,9 @@ class CrateBatchOracle:
             self._originals[crate_dir] = hit
             return hit
         run = self._run(scratch, [], sentinel=True)
+        self.stats.setup_s += run.elapsed_s
         self._sentinel_ok[crate_dir] = any(is_sentinel(m) for m in run.messages)
-        errors = [d for d in self._elsewhere(run, solo=True) if d.severity == "error"]
+        errors = [d for d in self._elsewhere(run) if d.severity == "error"]
         errors += cargo_failure(run, errors)
         verdict = Verdict(candidate_id=cand.id, passed=not errors and run.returncode == 0, diagnostics=errors,
                           oracle=self.id, toolchain=self.toolchain, elapsed_s=run.elapsed_s, timed_out=run.timed_out,
@@ -125,16 +129,43 @@ class CrateBatchOracle:
                 todo.setdefault(job.splice.crate_dir, []).append(i)
         self.stats.candidates_compiled += sum(len(v) for v in todo.values())
         for crate_dir, indices in todo.items():
+            scratch, later = self.scratch(crate_dir), {"clean": [], "shared": []}
             if self.original(crate_dir).passed is False or not self._sentinel_ok.get(crate_dir):
                 groups = [[i] for i in indices]  # no sentinel, no batch: checked alone
             else:
-                groups = batch_groups([(i, jobs[i]) for i in indices], self.batch_size)
+                groups = batch_groups([(i, jobs[i]) for i in indices], self.batch_size, self._reach(scratch))
             for group in groups:
-                verdicts.update(self._check_group(self.scratch(crate_dir), [(i, jobs[i]) for i in group]))
+                items = [(i, jobs[i]) for i in group]
+                if self._batching_loses(scratch):  # measured on this crate: checked alone instead
+                    self.stats.solo_reasons["batching measured slower"] = \
+                        self.stats.solo_reasons.get("batching measured slower", 0) + len(items)
+                    verdicts.update({i: self._solo(scratch, job.splice) for i, job in items})
+                else:
+                    verdicts.update(self._check_group(scratch, items, later))
+            verdicts.update(self._check_later(scratch, jobs, later))
         for i, job in enumerate(jobs):
             if verdicts[i].mode != "cache":
                 self._store(job.splice.candidate(), verdicts[i])
         return [verdicts[i] for i in range(len(jobs))]
+
+    def _check_later(self, scratch: ScratchCrate, jobs: list[Job], later: dict) -> dict[int, Verdict]:
+        verdicts: dict[int, Verdict] = {}
+        reach = self._reach(scratch)
+        while later["clean"] or later["shared"]:
+            self.stats.clean_rechecks += 1
+            again, later = later, {"clean": [], "shared": []}
+            for key, items in again.items():
+                for group in batch_groups(items, self.batch_size, reach if key == "shared" else None):
+                    verdicts.update(self._check_group(scratch, [(i, jobs[i]) for i in group], later))
+            if all(sorted(later[k]) == sorted(again[k]) for k in later):  # no progress: alone
+                verdicts.update({i: self._solo(scratch, job.splice) for k in later for i, job in later[k]})
+                break
+        return verdicts
+
+    def _reach(self, scratch: ScratchCrate):
+        """The functions of the crate naming what a job defines."""
+        index = users(scratch.root)
+        return lambda job: frozenset().union(*(index.get(n, frozenset()) for n in job.seen))
 
     def check_solo(self, splice: Splice) -> Verdict:
         """The reference: this splice alone in the crate."""
@@ -148,18 +179,22 @@ class CrateBatchOracle:
         self.stats.elapsed_s += run.elapsed_s
         return run
 
-    def _breaks_callers(self, kind: str) -> bool:
-        seen, broke = self._callers_broken.get(kind, (0, 0))
-        return seen >= 3 and broke * 2 >= seen
+    def _batching_loses(self, scratch: ScratchCrate) -> bool:
+        """Batches on this crate have cost more per verdict than checks alone (after a few of each)."""
+        batch_s, given, solo_s, solos = self._cost.get(scratch.root, [0.0, 0, 0.0, 0])
+        return solos >= 3 and batch_s > 2.0 * solo_s / solos and batch_s / max(1, given) > solo_s / solos
 
-    def _solo(self, scratch: ScratchCrate, splice: Splice, kind: str = "") -> Verdict:
+    def _count(self, scratch: ScratchCrate, *cost: float) -> None:
+        totals = self._cost.setdefault(scratch.root, [0.0, 0, 0.0, 0])
+        for k, v in enumerate(cost):
+            totals[k] += v
+
+    def _solo(self, scratch: ScratchCrate, splice: Splice) -> Verdict:
         self.stats.solo_runs += 1
         run = self._run(scratch, [splice], sentinel=False)
+        self._count(scratch, 0, 0, run.elapsed_s, 1)
         own, _, _ = self._attribute(run)
-        elsewhere = self._elsewhere(run, solo=True)
-        seen, broke = self._callers_broken.get(kind, (0, 0))
-        self._callers_broken[kind] = (seen + 1, broke + bool(elsewhere))
-        diagnostics = in_file_order(own[0]) + sorted(elsewhere, key=lambda d: (d.path or "", d.line or 0, d.column or 0))
+        diagnostics = in_file_order(own[0]) + _by_place(self._elsewhere(run))
         diagnostics += cargo_failure(run, [d for d in diagnostics if d.severity == "error"])
         return self._verdict(splice, diagnostics, run, "solo", run.elapsed_s)
 
@@ -169,56 +204,66 @@ class CrateBatchOracle:
                        toolchain=self.toolchain, elapsed_s=elapsed, timed_out=run.timed_out, mode=mode,
                        sandbox=run.isolation)
 
-    def _check_group(self, scratch: ScratchCrate, items: list[tuple[int, Job]]) -> dict[int, Verdict]:
-        breakers = [it for it in items if it[1].new_header and self._breaks_callers(it[1].kind)]
-        if len(items) == 1 or breakers:  # measured: this kind of header change breaks callers elsewhere
-            rest = [it for it in items if it not in breakers] if len(items) > 1 else []
-            why = "breaks callers (measured for its kind)" if breakers else "alone in its group"
-            self.stats.solo_reasons[why] = self.stats.solo_reasons.get(why, 0) + len(items) - len(rest)
-            done = {i: self._solo(scratch, job.splice, job.kind) for i, job in items if (i, job) not in rest}
-            return {**done, **(self._check_group(scratch, rest) if rest else {})}
+    def _check_group(self, scratch: ScratchCrate, items: list[tuple[int, Job]], later: dict) -> dict[int, Verdict]:
+        """Verdicts for `items` checked together. Left for `later`: those clean in a batch with
+        errors (rustc drops lints after errors: checked again together), and new signatures named
+        together by a function with an error (checked again in batches where none is named with another)."""
+        if len(items) == 1:
+            self.stats.solo_reasons["alone in its group"] = self.stats.solo_reasons.get("alone in its group", 0) + 1
+            (i, job), = items
+            return {i: self._solo(scratch, job.splice)}
         self.stats.batch_runs += 1
         run = self._run(scratch, [job.splice for _, job in items], sentinel=True)
-        own, contaminated, why = self._attribute(run)
+        self._count(scratch, run.elapsed_s)
+        own, contaminated, why = self._attribute(run, frozenset(k for k, (_, job) in enumerate(items) if job.new_header))
         if why is None and not any(is_sentinel(m) for m in run.messages):
             why = "no sentinel (rustc stopped early)"
-        if why is None and any(d.severity == "error" for d in self._elsewhere(run, solo=False)):
-            why = "error outside every splice"
+        outside: dict[int, list[Diagnostic]] = {}
+        shared: set[int] = set()
+        if why is None:
+            outside, shared, why = owners_outside(run, [job for _, job in items], scratch.root)
         if why is not None:
             self.stats.untrusted[why] = self.stats.untrusted.get(why, 0) + 1
             if why.startswith("error outside"):  # the functions named where it happened, else any new header
                 named = outside_names(run)
-                suspects = [it for it in items if it[1].name in named] or [it for it in items if it[1].new_header]
+                suspects = [it for it in items if it[1].names & named] or [it for it in items if it[1].new_header]
             else:  # those that reported errors before rustc stopped
                 suspects = [it for k, it in enumerate(items) if any(d.severity == "error" for d in own[k])]
             if 0 < len(suspects) < len(items):  # likely culprits alone, the others together again
                 self.stats.early_stops += 1
-                self.stats.solo_reasons["suspect"] = self.stats.solo_reasons.get("suspect", 0) + len(suspects)
                 rest = [it for it in items if it not in suspects]
-                return {**{i: self._solo(scratch, job.splice, job.kind) for i, job in suspects},
-                        **self._check_group(scratch, rest)}
+                if len(suspects) > 2:  # the culprit is likely one of them: halves, not one check each
+                    mid = len(suspects) // 2
+                    return {**self._check_group(scratch, suspects[:mid], later),
+                            **self._check_group(scratch, suspects[mid:], later), **self._check_group(scratch, rest, later)}
+                self.stats.solo_reasons["suspect"] = self.stats.solo_reasons.get("suspect", 0) + len(suspects)
+                return {**{i: self._solo(scratch, job.splice) for i, job in suspects},
+                        **self._check_group(scratch, rest, later)}
             self.stats.bisections += 1
             mid = len(items) // 2
-            return {**self._check_group(scratch, items[:mid]), **self._check_group(scratch, items[mid:])}
+            return {**self._check_group(scratch, items[:mid], later), **self._check_group(scratch, items[mid:], later)}
         share = run.elapsed_s / len(items)
-        had_errors = any(d.severity == "error" for diags in own for d in diags)
-        results, clean = {}, []
+        self._count(scratch, 0, len(items) - len(shared) - len(contaminated))
+        had_errors = bool(outside or shared) or any(d.severity == "error" for diags in own for d in diags)
+        results = {}
         for k, (i, job) in enumerate(items):
-            if k in contaminated:
+            if k in shared:
+                later["shared"].append((i, job))
+            elif k in contaminated:
                 self.stats.solo_reasons["contaminated"] = self.stats.solo_reasons.get("contaminated", 0) + 1
-                results[i] = self._solo(scratch, job.splice, job.kind)
-            elif had_errors and not any(d.severity == "error" for d in own[k]):
-                clean.append((i, job))
+                results[i] = self._solo(scratch, job.splice)
+            elif had_errors and k not in outside and not any(d.severity == "error" for d in own[k]):
+                later["clean"].append((i, job))
             else:
-                results[i] = self._verdict(job.splice, in_file_order(own[k]), run, "batched", share)
-        if clean:
-            self.stats.clean_rechecks += 1
-            results.update(self._check_group(scratch, clean))
+                results[i] = self._verdict(job.splice, in_file_order(own[k]) + _by_place(outside.get(k, [])), run,
+                                           "batched", share)
         return results
 
-    def _attribute(self, run: CargoRun) -> tuple[list[list[Diagnostic]], set[int], str | None]:
+    def _attribute(self, run: CargoRun, changed: frozenset[int] = frozenset()) -> tuple[list[list[Diagnostic]], set[int], str | None]:
         """Each splice's own diagnostics (in its coordinates), the splices whose diagnostics read
-        differently in company, and why the whole run cannot be read (None: it can)."""
+        differently in company, and why the whole run cannot be read (None: it can). A diagnostic
+        may point into another splice whose signature is as it was (`changed`: those whose is not):
+        a verdict keeps no position but its own, and the signature reads the same."""
         own: list[list[Diagnostic]] = [[] for _ in run.sites]
         contaminated: set[int] = set()
         spliced = {s.path for s in run.sites}
@@ -232,32 +277,17 @@ class CrateBatchOracle:
             located = locate(raw, site.path, [site.region])
             if located.diagnostic is None:
                 continue
-            others = [s for j, s in enumerate(run.sites) if j != k]
+            others = [s for j, s in enumerate(run.sites) if j != k and j in changed]
             if any(sp.get("file_name") == o.path and o.region.first <= sp.get("line_start", 0) <= o.region.last
                    for sp in _all_spans(raw) for o in others) or names_a_place(raw, spliced, site):
                 contaminated.add(k)
             own[k].append(located.diagnostic)
         return own, contaminated, None if run.returncode is not None else "timed out"
 
-    def _elsewhere(self, run: CargoRun, solo: bool) -> list[Diagnostic]:
+    @staticmethod
+    def _elsewhere(run: CargoRun) -> list[Diagnostic]:
         """Errors outside every splice, with their file and pre-splice line (warnings dropped)."""
-        out = []
-        for raw in run.messages:
-            if is_summary(raw) or raw.get("level") != "error" or owner_of(raw, run.sites) is not None:
-                continue
-            primary = [s for s in raw.get("spans", []) if s.get("is_primary")]
-            if not primary:
-                out.append(spanless(raw))
-                continue
-            span = primary[0]
-            line = span["line_start"]
-            for site in run.sites:  # back to the file's own numbering
-                if site.path == span["file_name"] and line > site.region.last:
-                    line -= site.shift
-            d = spanless(raw).model_copy(update={"path": span["file_name"], "line": line,
-                                                 "column": span["column_start"], "label": span.get("label")})
-            out.append(d)
-        return out
+        return [d for _, d in elsewhere(run)]
 
     def _cached(self, cand: Candidate) -> Verdict | None:
         return self.cache.lookup(self, cand) if self.cache is not None else None
@@ -265,3 +295,7 @@ class CrateBatchOracle:
     def _store(self, cand: Candidate, verdict: Verdict) -> None:
         if self.cache is not None:
             self.cache.store(self, cand, verdict)
+
+
+def _by_place(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    return sorted(diagnostics, key=lambda d: (d.path or "", d.line or 0, d.column or 0))

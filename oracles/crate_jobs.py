@@ -1,11 +1,10 @@
-"""A mutant spliced into its crate (a Job); which jobs may share one cargo check; and whose a
-diagnostic of that check is (the rules behind oracles/crate_batch.py's exactness)."""
+"""A mutant spliced into its crate (a Job), and which jobs may share one cargo check (the rules
+behind oracles/crate_batch.py's exactness; whose a diagnostic is: oracles/crate_outside.py)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from .rustc_diagnostics import _all_text
 from .verdict import Diagnostic, Splice
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -16,64 +15,100 @@ class Job:
     """One splice to check, and the names that decide which others it may share a check with."""
 
     splice: Splice
-    name: str  # the function the splice replaces
-    idents: frozenset[str]  # every name its text uses
-    kind: str = ""  # splices of one kind (e.g. one mutation operator) stop rustc in the same phase
-    new_header: bool = False  # the text before the body changed: callers elsewhere may break
+    name: str  # the function (or impl) the splice replaces
+    idents: frozenset[str]  # every name its text (or the text it replaces) uses
+    kind: str = ""  # the mutation operator (measurements are kept per kind)
+    new_header: bool = False  # a signature changed: code naming `names` elsewhere may break
+    names: frozenset[str] = frozenset()  # the names whose signature changed (a function's, an impl's methods)
+    seen: frozenset[str] = frozenset()  # ... of them, those whose callers elsewhere may break
+    alone: bool = False  # checked alone: it adds or removes a named type (rustc shortens paths to names
+    # unique in the crate), or changes an impl's header (the types it covers: method lookup everywhere)
 
 
-def _header(text: str) -> str:
-    """The text before the body, without doc comments and attributes (doc examples hold braces)."""
+IMPL_HEAD = re.compile(r"^(?:unsafe\s+)?impl\b")
+TYPE_ITEM = re.compile(r"\b(?:struct|enum|trait|type|union|mod)\s+([A-Za-z_][A-Za-z0-9_]*)")
+FN_NAME = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
+SIGNATURE = re.compile(r"\bfn\s[^{;]*")
+
+
+def _signatures(text: str) -> tuple[str, dict[str, list[str]]]:
+    """The text before the body, and the signatures of the functions directly inside it (an
+    impl's methods) by name, without comments and attributes (doc examples hold braces). Items
+    nested in a function's body are seen nowhere else."""
     code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("//", "#[", "#!")))
-    return " ".join(code.split("{", 1)[0].split())
+    sigs: dict[str, list[str]] = {}
+    for m in SIGNATURE.finditer(code):
+        name = FN_NAME.match(m.group(0))
+        if name and code.count("{", 0, m.start()) - code.count("}", 0, m.start()) == 1:
+            sigs.setdefault(name.group(1), []).append(" ".join(m.group(0).split()))
+    return " ".join(code.split("{", 1)[0].split()), sigs
 
 
-def job_of(splice: Splice, name: str, original: str = "", kind: str = "") -> Job:
-    """`original`: the text the splice replaces (to tell whether the header changes)."""
-    return Job(splice, name, frozenset(IDENT.findall(splice.text)), kind,
-               bool(original) and _header(original) != _header(splice.text))
+def bounds_only_dropped(old: str, new: str) -> bool:
+    """`new` is `old` less a trait bound of a generic parameter or where clause (`T: A + B` to
+    `T: A`, `T: A` to `T`): it asks less of its callers, so none breaks."""
+    if old == new or len(new) >= len(old):
+        return False
+    cut = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), len(new))
+    for start in range(max(0, cut - 80), cut + 1):  # the removed run may start a little before the first difference
+        end = start + len(old) - len(new)
+        if old[:start] + old[end:] == new:
+            gone, before = old[start:end].strip(), old[:start]
+            if (gone.startswith((":", "+")) or gone.endswith("+")) and not any(c in gone for c in "(){};=") \
+                    and ("->" not in before or " where " in before):
+                return True
+    return False
+
+
+def defined_names(name: str, text: str) -> frozenset[str]:
+    """A function's name; for an impl (`Read for Decoder<'a, R>`), its type's and trait's names and
+    the names of the functions it defines."""
+    head = [m for part in name.split(" for ") for m in IDENT.findall(part)[:1]]
+    return frozenset(head + FN_NAME.findall(text))
+
+
+def changed_names(name: str, original: str, text: str, trait_impl: bool) -> tuple[frozenset[str], frozenset[str]]:
+    """(the names whose signature the splice changes, those of them whose callers elsewhere may
+    break). A dropped bound asks less of callers that compiled, but a caller spliced beside it
+    may read differently; in a trait impl (`trait_impl`) callers go through the trait's signature,
+    and a method's mismatch with it is the impl's own error (E0046, E0053, E0050)."""
+    head, sigs = _signatures(original)
+    new_head, new_sigs = _signatures(text)
+    names, seen = set(), set()
+    if not trait_impl:
+        for n in sigs.keys() | new_sigs.keys():
+            old, new = sigs.get(n, []), new_sigs.get(n, [])
+            if old != new:
+                names.add(n)
+                if not (len(old) == len(new) == 1 and bounds_only_dropped(old[0], new[0])):
+                    seen.add(n)
+    if head != new_head:
+        defined = defined_names(name, original) | defined_names(name, text)
+        names |= defined
+        if not (trait_impl or bounds_only_dropped(head, new_head)):
+            seen |= defined
+    return frozenset(names), frozenset(seen)
+
+
+def job_of(splice: Splice, name: str, original: str = "", kind: str = "", trait_impl: bool = False) -> Job:
+    """`original`: the text the splice replaces (to tell which signatures change)."""
+    names, seen = changed_names(name, original, splice.text, trait_impl) if original else (frozenset(), frozenset())
+    # The names it uses, and those the text it replaces used: a splice over a caller stands in for it.
+    idents = frozenset(IDENT.findall(splice.text)) | frozenset(IDENT.findall(original))
+    alone = bool(original) and (sorted(TYPE_ITEM.findall(original)) != sorted(TYPE_ITEM.findall(splice.text))
+                                 or _impl_header_changed(original, splice.text))
+    return Job(splice, name, idents, kind, bool(names), names, seen, alone)
+
+
+def _impl_header_changed(original: str, text: str) -> bool:
+    """A dropped bound on `impl<W: Write> Ext for W` makes `Ext`'s methods candidates for every
+    type: a neighbour's `BigEndian::write_u16` turned ambiguous (E0034) in a byteorder batch."""
+    head, new_head = _signatures(original)[0], _signatures(text)[0]
+    return head != new_head and IMPL_HEAD.match(head) is not None
 
 
 def is_sentinel(raw: dict) -> bool:
     return any("__synth_sentinel" in t.get("text", "") for sp in raw.get("spans", []) for t in sp.get("text") or [])
-
-
-def owner_of(raw: dict, sites) -> int | None:
-    """The splice holding the diagnostic's primary span (followed out of macros), if exactly one."""
-    owners = set()
-    for span in raw.get("spans", []):
-        if not span.get("is_primary"):
-            continue
-        while span is not None:
-            hit = [k for k, s in enumerate(sites) if s.path == span.get("file_name")
-                   and s.region.first <= span["line_start"] <= s.region.last]
-            if hit:
-                owners.add(hit[0])
-                break
-            expansion = span.get("expansion")
-            span = expansion.get("span") if expansion else None
-    return owners.pop() if len(owners) == 1 else None
-
-
-def outside_names(run) -> set[str]:
-    """The names on the source lines of errors outside every splice (a broken call names its callee)."""
-    names = set()
-    for raw in run.messages:
-        if raw.get("level") == "error" and owner_of(raw, run.sites) is None:
-            for span in raw.get("spans", []):
-                for line in span.get("text") or []:
-                    names.update(IDENT.findall(line.get("text", "")))
-    return names
-
-
-def names_a_place(raw: dict, spliced: set[str], site) -> bool:
-    """A type name with a place in a spliced file (`{closure@src/a.rs:40:9}`) outside the splice's
-    own lines: its line number depends on the other splices."""
-    for path in spliced:
-        for m in re.finditer("@" + re.escape(path) + r":(\d+):", "\n".join(_all_text(raw))):
-            if path != site.path or int(m.group(1)) not in site.region:
-                return True
-    return False
 
 
 def cargo_failure(run, errors: list[Diagnostic]) -> list[Diagnostic]:
@@ -83,23 +118,48 @@ def cargo_failure(run, errors: list[Diagnostic]) -> list[Diagnostic]:
     return [Diagnostic(code="cargo-exit", severity="error", message=f"cargo exited {run.returncode}: " + " | ".join(tail))]
 
 
-def batch_groups(items: list[tuple[int, Job]], size: int) -> list[list[int]]:
-    """Batches in which no two splices overlap, share a function, or name each other's function."""
-    batches: list[tuple[list[int], list[Job]]] = []
-    for i, job in sorted(items, key=lambda it: (it[1].kind, it[0])):
-        for members, jobs in batches:
-            if len(members) < size and jobs[0].kind == job.kind and not any(conflict(job, other) for other in jobs):
-                members.append(i)
-                jobs.append(job)
-                break
-        else:
-            batches.append(([i], [job]))
-    return [members for members, _ in batches]
+class _Batch:
+    """A batch being filled: its members and what decides who else may join."""
+
+    def __init__(self, reach):
+        self.reach = reach
+        self.members: list[int] = []
+        self.alone = False
+        self.spans: dict[str, list[tuple[int, int]]] = {}
+        self.idents: set[str] = set()  # every name the members use
+        self.changed: set[str] = set()  # the names of the members whose signature changed
+        self.reached: set[int] = set()  # the functions that name them
+
+    def admits(self, job: Job) -> bool:
+        if job.alone or self.alone:
+            return False
+        s = job.splice
+        if any(s.start_byte < end and start < s.end_byte for start, end in self.spans.get(s.path, ())):
+            return False
+        if job.idents & self.changed:
+            return False
+        return not job.new_header or not (job.names & self.idents or self.reach(job) & self.reached)
+
+    def add(self, i: int, job: Job) -> None:
+        self.members.append(i)
+        self.alone |= job.alone
+        self.spans.setdefault(job.splice.path, []).append((job.splice.start_byte, job.splice.end_byte))
+        self.idents |= job.idents
+        if job.new_header:
+            self.changed |= job.names
+            self.reached |= self.reach(job)  # (only what `job.seen` names)
 
 
-def conflict(a: Job, b: Job) -> bool:
-    sa, sb = a.splice, b.splice
-    if sa.path == sb.path and sa.start_byte < sb.end_byte and sb.start_byte < sa.end_byte:
-        return True
-    # A body-only change is invisible to other functions; a new header may break its callers.
-    return (a.new_header and a.name in b.idents) or (b.new_header and b.name in a.idents)
+def batch_groups(items: list[tuple[int, Job]], size: int, reach=None) -> list[list[int]]:
+    """Batches in which no two splices overlap, or name what the other's new signature changed
+    (a body-only change is invisible to other functions; a new signature may break its callers),
+    and no function elsewhere (`reach(job)`: the functions naming it) names two new signatures, so an
+    error there is one splice's."""
+    batches: list[_Batch] = []
+    for i, job in sorted(items, key=lambda it: it[0]):
+        batch = next((b for b in batches if len(b.members) < size and b.admits(job)), None)
+        if batch is None:
+            batch = _Batch(reach or (lambda job: frozenset()))
+            batches.append(batch)
+        batch.add(i, job)
+    return [b.members for b in batches]

@@ -5,8 +5,8 @@ included, and a workspace member needs its workspace. So the scratch copy gets a
 own: its own `[workspace]` (detached from the real one; `workspace = true` fields inherited from
 it), the library target, the dependencies the default features need (normal, build, per-target),
 and every feature still declared (so `#[cfg(feature = ...)]` reads as in the real crate) but
-those off by default emptied, so they pull in nothing that may be missing. Dev-dependencies go:
-only the library is checked.
+those off by default emptied, so they pull in nothing that may be missing. Dev-dependencies go
+unless the copy is to be tested (`dev`), and then its declared test, example and bench targets stay.
 """
 from __future__ import annotations
 
@@ -14,10 +14,17 @@ import json
 import tomllib
 from pathlib import Path
 
+DEBIAN_REGISTRY = "/usr/share/cargo/registry"  # Debian's librust-*-dev crates: a cargo directory source
 DEP_TABLES = ("dependencies", "build-dependencies")
+TARGET_ARRAYS = ("bin", "test", "example", "bench")  # kept for a copy that is tested
 PACKAGE_KEYS = ("name", "version", "edition", "build", "links", "autobins", "autoexamples", "autotests",
                 "autobenches", "rust-version")
 DEP_KEYS = ("version", "path", "features", "default-features", "default_features", "package", "optional")
+
+
+def cargo_config(registry: str = DEBIAN_REGISTRY) -> str:
+    return (f'[source.crates-io]\nreplace-with = "local-registry"\n\n'
+            f'[source.local-registry]\ndirectory = {json.dumps(registry)}\n\n[net]\noffline = true\n')
 
 
 class ManifestError(Exception):
@@ -92,8 +99,9 @@ def _kept_entry(item: str, on_features: set[str], on_deps: set[str]) -> bool:
     return item in on_features or item in on_deps
 
 
-def checkable_manifest(crate_dir: Path) -> tuple[str, dict]:
-    """(manifest text, facts: name, version, edition, features on) for a scratch copy of the crate."""
+def checkable_manifest(crate_dir: Path, dev: bool = False) -> tuple[str, dict]:
+    """(manifest text, facts: name, version, edition, features on) for a scratch copy of the crate
+    (`dev`: one that `cargo test` builds, with its dev-dependencies)."""
     path = crate_dir / "Cargo.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -108,9 +116,10 @@ def checkable_manifest(crate_dir: Path) -> tuple[str, dict]:
     pkg.setdefault("version", "0.0.0")
     pkg.setdefault("edition", "2015")
     tables: dict[str, dict] = {}  # "dependencies", "target.'cfg(..)'.dependencies", ...
-    sources = [(t, data.get(t) or {}) for t in DEP_TABLES]
+    dep_tables = DEP_TABLES + (("dev-dependencies",) if dev else ())
+    sources = [(t, data.get(t) or {}) for t in dep_tables]
     for target, body in sorted((data.get("target") or {}).items()):
-        sources += [(f"target.{json.dumps(target)}.{t}", body.get(t) or {}) for t in DEP_TABLES]
+        sources += [(f"target.{json.dumps(target)}.{t}", body.get(t) or {}) for t in dep_tables]
     optional = {name for _, deps in sources for name, spec in deps.items()
                 if isinstance(spec, dict) and spec.get("optional")}
     features = data.get("features") or {}
@@ -124,7 +133,8 @@ def checkable_manifest(crate_dir: Path) -> tuple[str, dict]:
                     for name, entries in features.items()}
     for dep in sorted(optional - on_deps - set(features)):
         out_features[dep] = []  # its implicit feature stays declared, pulling in nothing
-    lines = ["[package]", *(f"{k} = {_value(v)}" for k, v in pkg.items()), "", "[workspace]", ""]
+    lines = [f"{k} = {_value(data[k])}" for k in TARGET_ARRAYS if dev and isinstance(data.get(k), list)]
+    lines += ["[package]", *(f"{k} = {_value(v)}" for k, v in pkg.items()), "", "[workspace]", ""]
     lib = data.get("lib") or {}
     lib_keys = {k: v for k, v in lib.items() if k in ("name", "path", "proc-macro", "proc_macro", "crate-type")}
     if lib_keys:

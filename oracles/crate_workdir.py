@@ -15,20 +15,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .crate_manifest import ManifestError, checkable_manifest
+from .crate_manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
 from .rustc_diagnostics import Region
 from .verdict import Splice, crate_files, crate_hash
 from .sandbox import WORKDIR_PREFIX, Limits, Sandbox
 
-DEBIAN_REGISTRY = "/usr/share/cargo/registry"
 RUSTFLAGS = "--cap-lints=warn --verbose"  # --verbose: full type names, never written to a file
 SENTINEL = ("\n#[allow(dead_code)]\nmod __synth_sentinel {\n    #[warn(unused_mut)]\n"
             "    fn __synth_sentinel_probe() { let mut sentinel_probe = 0u8; let _ = sentinel_probe; }\n}\n")
-
-
-def cargo_config(registry: str = DEBIAN_REGISTRY) -> str:
-    return (f'[source.crates-io]\nreplace-with = "local-registry"\n\n'
-            f'[source.local-registry]\ndirectory = {json.dumps(registry)}\n\n[net]\noffline = true\n')
 
 
 @dataclass

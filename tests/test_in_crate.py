@@ -162,3 +162,71 @@ def test_corpus_crate_rows_recheck_and_a_tampered_row_does_not():
     tampered = json.loads(json.dumps(rows[0]))
     tampered["broken_verification"]["diagnostics"][0]["line"] += 1
     assert not recheck_row(tampered)["agree"]
+
+
+def test_which_signature_changes_decide_who_may_share_a_batch():
+    from oracles.crate_jobs import bounds_only_dropped, changed_names
+    assert bounds_only_dropped("impl<K: Hash + Eq, V> Map<K, V>", "impl<K: Eq, V> Map<K, V>")
+    assert bounds_only_dropped("fn f<T: Clone>(x: T) -> T", "fn f<T>(x: T) -> T")
+    assert not bounds_only_dropped("fn f() -> impl Iterator + Clone", "fn f() -> impl Iterator")  # callers clone it
+    assert not bounds_only_dropped("fn f(x: &mut u8)", "fn f(x: &u8)")
+    impl = "impl Rect {\n    fn a(&mut self) -> u8 { fn inner() {} 1 }\n    fn b(&self) {}\n}"
+    # A method's signature in an impl is the impl's header; an item nested in a body is seen nowhere else.
+    assert changed_names("Rect", impl, impl.replace("&mut self", "&self"), False) == ({"a"}, {"a"})
+    assert changed_names("Rect", impl, impl.replace("fn inner()", "fn inner(x: u8)"), False) == (set(), set())
+    # In a trait impl callers go through the trait: a signature there breaks only the impl itself.
+    assert changed_names("Rect", impl, impl.replace("&mut self", "&self"), True) == (set(), set())
+    # A dropped bound breaks no caller that compiled, but a caller spliced beside it may read differently.
+    assert changed_names("f", "fn f<T: Clone>(x: T) {}", "fn f<T>(x: T) {}", False) == ({"f"}, set())
+
+
+def test_a_caller_replaced_in_the_batch_does_not_hide_the_error_a_new_signature_causes_there(workspace):
+    """`total_area` calls `area`: a mutant of `total_area` that no longer names it, batched with a
+    new return type of `area`, would hide the error `area`'s change causes in the real `total_area`."""
+    geo = workspace / "geo"
+    lib, shapes = (geo / "src" / "lib.rs").read_text(), (geo / "src" / "shapes.rs").read_text()
+    a0 = shapes.index("pub fn area")
+    a1 = shapes.index("}", a0) + 1
+    t0 = lib.index("pub fn total_area")
+    t1 = lib.rindex("}") + 1
+    jobs = [job_of(Splice(str(geo), "src/shapes.rs", a0, a1, "pub fn area(r: &Rect) -> bool {\n    r.w * r.h\n}"),
+                   "area", shapes[a0:a1], "return_type_mismatch"),
+            job_of(Splice(str(geo), "src/lib.rs", t0, t1, lib[t0:t1].replace("crate::shapes::area(r)", "r.w")),
+                   "total_area", lib[t0:t1], "missing_method")]
+    oracle = CrateBatchOracle(cache=None)
+    try:
+        batched = oracle.check(jobs)
+        solo = [oracle.check_solo(j.splice) for j in jobs]
+    finally:
+        oracle.close()
+    assert [d.path for d in solo[0].errors] == [None, "src/lib.rs"]  # its own line, and its caller's
+    for b, s in zip(batched, solo):
+        assert b.same_result(s), ([d.render() for d in b.diagnostics], [d.render() for d in s.diagnostics])
+
+
+def test_a_crate_where_batches_measured_slower_is_checked_alone(workspace):
+    jobs = _mutants(workspace / "geo", 4)
+    oracle = CrateBatchOracle(cache=None)
+    try:
+        scratch = oracle.scratch(str(workspace / "geo"))
+        oracle._count(scratch, 30.0, 2, 0.9, 3)  # measured: 15 s a verdict batched, 0.3 s alone
+        verdicts = oracle.check(jobs)
+    finally:
+        oracle.close()
+    assert oracle.stats.batch_runs == 0 and oracle.stats.solo_reasons == {"batching measured slower": len(jobs)}
+    assert all(v.mode == "solo" for v in verdicts)
+
+
+def test_a_splice_that_removes_a_named_type_is_checked_alone():
+    """rustc prints `Visitor` for `serde::de::Visitor` only when no other item of the crate has that
+    name: a mutant deleting a method that holds `struct Visitor;` changed its neighbours' notes."""
+    body = "fn deserialize() {\n    struct Visitor;\n}"
+    removes = job_of(Splice("c", "src/a.rs", 0, 40, "fn deserialize() {}"), "deserialize", body, "missing_trait_method")
+    keeps = job_of(Splice("c", "src/b.rs", 0, 40, body.replace("struct", "pub struct")), "deserialize", body, "x")
+    assert removes.alone and not keeps.alone
+    from oracles.crate_jobs import batch_groups
+    assert batch_groups([(0, removes), (1, keeps)], 8) == [[0], [1]]
+    # So is a changed impl header: `impl<W: Write> Ext for W` without its bound covers every type.
+    blanket = "impl<W: io::Write + ?Sized> WriteBytesExt for W {}"
+    assert job_of(Splice("c", "src/io.rs", 0, 50, blanket.replace(": io::Write + ?Sized", ": ?Sized")), "W", blanket,
+                  "dropped_bound", trait_impl=True).alone

@@ -32,7 +32,8 @@ def crate_originals(decls: list[Declaration], oracle) -> tuple[dict[str, Verdict
 def crate_jobs(mutants, oracle) -> list:
     """What the crate oracle (oracles/crate_batch.py) checks for each mutant (`.decl`, `.broken`, `.operator`)."""
     return [oracle.job(Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken),
-                       m.decl.name, m.decl.text, m.operator) for m in mutants]
+                       m.decl.name, m.decl.text, m.operator, bool(m.decl.trait_name and m.decl.self_type))
+            for m in mutants]
 
 
 def crate_recipe(decl: Declaration, oracle) -> dict:
