@@ -8,6 +8,7 @@ every worker shares."""
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -23,6 +24,7 @@ from .model import Declaration
 from .plan import Part, plan, shards
 from .rust_context import MAX_CONTEXT_BYTES
 from .vox import load_grammar
+from . import work
 from .work import PartOutput, run_part
 
 SPLIT_AFTER_S = 2.0  # a part taking more CPU seconds than this is finished in shards
@@ -104,7 +106,7 @@ def extract_to_jsonl(paths: list[str | Path], out: str | Path, options: ExtractO
     out.parent.mkdir(parents=True, exist_ok=True)
 
     def write(f) -> None:
-        if options.jobs <= 1:
+        if options.jobs <= 1 or len(parts) <= 1:
             for part in parts:
                 result.add(run_part(part, options, f), skipped)
             return
@@ -125,10 +127,13 @@ def _in_parallel(parts: list[Part], options: ExtractOptions, tmp: Path):
     """(file, output) of each part in output order, as soon as it and all before it are done.
     Parts are submitted in output order; one that stops early is followed by its shards."""
     names = itertools.count()
-    with ProcessPoolExecutor(max_workers=options.jobs) as pool:
+    # Workers from a fork server, never forked from this process: a caller may have threads (an LLM
+    # lane's pool, a Ray driver), and a child forked while one of them held a lock can hang forever.
+    with ProcessPoolExecutor(max_workers=options.jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
         def submit(part: Part, budget: float | None) -> tuple[Path, Future]:
             path = tmp / f"{next(names)}.jsonl"
-            return path, pool.submit(_part_to_file, part, options, str(path), budget)
+            # The caller's settings travel with the part (a fork server's workers import fresh modules).
+            return path, pool.submit(_part_to_file, part, options, str(path), budget, work.REPARSE_FACTOR)
 
         slots = [(part, *submit(part, SPLIT_AFTER_S)) for part in parts]  # in output order
         split: set[Future] = set()
@@ -146,9 +151,10 @@ def _in_parallel(parts: list[Part], options: ExtractOptions, tmp: Path):
                 written += 1
 
 
-def _part_to_file(part: Part, options: ExtractOptions, path: str, budget: float | None) -> PartOutput:
+def _part_to_file(part: Part, options: ExtractOptions, path: str, budget: float | None,
+                  reparse_factor: float) -> PartOutput:
     with open(path, "w", encoding="utf-8") as f:
-        return run_part(part, options, f, budget)
+        return run_part(part, options, f, budget, reparse_factor)
 
 
 def extract_sources(sources) -> tuple[list[Declaration], list[Skip]]:

@@ -35,7 +35,8 @@ class PartOutput:
     done: list[str] | None = None  # stopped early: the paths written (the rest is still to do)
 
 
-def run_part(part: Part, options, out: IO[str], budget_s: float | None = None) -> PartOutput:
+def run_part(part: Part, options, out: IO[str], budget_s: float | None = None,
+             reparse_factor: float = REPARSE_FACTOR) -> PartOutput:
     """Write the part's declarations to `out`. With a budget (CPU seconds), stop after the first
     file that ends past it (a slow crate is then finished in shards by other workers); as each
     shard reads and parses the whole crate again, the budget is at least REPARSE_FACTOR times what that took."""
@@ -44,7 +45,7 @@ def run_part(part: Part, options, out: IO[str], budget_s: float | None = None) -
     emit = set(part.emit) if part.emit is not None else None
     makers = [_Unit(unit, options, emit, result) for unit in part.units]
     if budget_s is not None:
-        budget_s = max(budget_s, REPARSE_FACTOR * (time.process_time() - started))
+        budget_s = max(budget_s, reparse_factor * (time.process_time() - started))
     rels = sorted({rel for maker in makers for rel in maker.counts})
     written: list[str] = []
     for rel in rels:
