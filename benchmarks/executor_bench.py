@@ -23,7 +23,7 @@ def ray_side_by_side(candidates: list[Candidate], expect_pass: list[bool], repea
     from synth.cluster import RayCluster
     cluster = RayCluster(address)
     try:
-        cpus = int(cluster._ray.cluster_resources().get("CPU", 1))
+        cpus = cluster.cpus()
         batch = math.ceil(len(candidates) / cpus)
         settings = OracleSettings(jobs=1)  # one rustc per worker: `cpus` at once, as the local side's `jobs`
         cluster.map(_noop, [(i,) for i in range(cpus * 4)])  # workers started before anything is timed

@@ -27,14 +27,13 @@ def _ray():
     return ray
 
 
-def _toolchain_probe(command: list[str]) -> tuple[str, str, str]:
-    """(node id, host, what `command` prints) on the worker that runs it."""
-    ray = _ray()
+def _toolchain_probe(command: list[str]) -> tuple[str, str]:
+    """(host, what `command` prints) on the worker that runs it."""
     try:
         printed = subprocess.run(command, capture_output=True, text=True, timeout=60).stdout.strip()
     except OSError as exc:
         printed = f"not runnable: {exc}"
-    return ray.get_runtime_context().get_node_id(), os.uname().nodename, printed
+    return os.uname().nodename, printed
 
 
 def _reachable(address: str | None) -> None:
@@ -53,7 +52,7 @@ class RayCluster:
     """A connection to a Ray cluster: `address` (e.g. "ray://head:10001" or "auto"), or None for a
     local one started here (and stopped by `close`); an already connected process reuses its own."""
 
-    def __init__(self, address: str | None = None, num_cpus: int | None = None):
+    def __init__(self, address: str | None = None):
         ray = _ray()
         self._ray = ray
         self.started = False
@@ -63,7 +62,7 @@ class RayCluster:
                 if address:
                     ray.init(address=address, log_to_driver=False)
                 else:
-                    ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+                    ray.init(include_dashboard=False, log_to_driver=False)
             except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
                 raise ClusterError(f"cannot connect to the Ray cluster at {address!r}: {exc}") from None
             self.started = True
@@ -88,6 +87,9 @@ class RayCluster:
     def call(self, fn, *args, retries: int = RETRIES):
         return self._ray.get(self.remote(fn, retries).remote(*args))
 
+    def cpus(self) -> int:
+        return int(self._ray.cluster_resources().get("CPU", 1))
+
     def nodes(self) -> list[str]:
         return sorted(n["NodeID"] for n in self._ray.nodes() if n.get("Alive"))
 
@@ -99,7 +101,7 @@ class RayCluster:
         probe = self._ray.remote(num_cpus=0)(_toolchain_probe)
         refs = [probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(command)
                 for node in self.nodes()]
-        differing = [(host, printed) for _, host, printed in self._ray.get(refs) if printed != here]
+        differing = [(host, printed) for host, printed in self._ray.get(refs) if printed != here]
         if differing:
             lines = "; ".join(f"{host}: {printed.splitlines()[0] if printed else 'nothing'}" for host, printed in differing)
             raise ClusterError(f"workers with another toolchain than the driver's ({here.splitlines()[0]}): {lines}. "

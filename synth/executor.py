@@ -1,7 +1,7 @@
 """Where a run's heavy work executes: `local` (this process and its pools, the default) or `ray`
 (a Ray cluster: oracle batches and model calls on its workers; synth/cluster.py). `run`,
-`refresh`, `mutate` and `synth bench oracle` open one with `open_executor` and hand their oracles
-and client to it; nothing else changes, so both executors write the same bytes."""
+`refresh` and `mutate` open one with `opened` and hand it their oracles and client; nothing else
+changes, so both executors write the same bytes."""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -19,10 +19,6 @@ class Executor:
     build: object = None  # build_oracle (oracles/factory.py): how a worker builds its own copy of an oracle
     checked: set = field(default_factory=set)  # probes every node has passed
     senders: list = field(default_factory=list)  # the LLM clients' remote senders
-
-    @property
-    def name(self) -> str:
-        return "ray" if self.cluster is not None else "local"
 
     def oracle(self, oracle, kind: str, settings):
         """`oracle` as this executor runs it (on the cluster: a farm of the same oracle)."""
