@@ -29,6 +29,17 @@ IMPL_HEAD = re.compile(r"^(?:unsafe\s+)?impl\b")
 TYPE_ITEM = re.compile(r"\b(?:struct|enum|trait|type|union|mod)\s+([A-Za-z_][A-Za-z0-9_]*)")
 FN_NAME = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
 SIGNATURE = re.compile(r"\bfn\s[^{;]*")
+BINDING_MUT = re.compile(r"([(,]\s*)mut\s+(?=[A-Za-z_])")  # `fn f(mut x: T)`: the body's business, not a caller's
+# Traits a body uses without naming them (operators, `?`, `for`, auto-deref, calls): widening one
+# of their impls can change code anywhere, so such a header change is checked alone.
+IMPLICIT_TRAITS = frozenset({"Deref", "DerefMut", "Iterator", "IntoIterator", "From", "Into", "TryFrom", "TryInto",
+                             "Index", "IndexMut", "Fn", "FnMut", "FnOnce", "Add", "Sub", "Mul", "Div", "Rem", "Neg",
+                             "Not", "BitAnd", "BitOr", "BitXor", "Shl", "Shr", "AddAssign", "SubAssign", "MulAssign",
+                             "DivAssign", "RemAssign", "BitAndAssign", "BitOrAssign", "BitXorAssign", "ShlAssign",
+                             "ShrAssign", "PartialEq", "PartialOrd", "Future", "AsRef", "AsMut", "Borrow", "FromStr"})
+# rustc's "no method found" help looks for the method on these wrappers of the receiver anywhere
+WRAPPERS = frozenset({"Box", "Rc", "Arc", "Pin"})
+MARKER_TRAITS = frozenset({"Send", "Sync", "Copy", "Eq", "Unpin", "UnwindSafe", "RefUnwindSafe", "FusedIterator"})
 
 
 def _signatures(text: str) -> tuple[str, dict[str, list[str]]]:
@@ -40,8 +51,8 @@ def _signatures(text: str) -> tuple[str, dict[str, list[str]]]:
     for m in SIGNATURE.finditer(code):
         name = FN_NAME.match(m.group(0))
         if name and code.count("{", 0, m.start()) - code.count("}", 0, m.start()) == 1:
-            sigs.setdefault(name.group(1), []).append(" ".join(m.group(0).split()))
-    return " ".join(code.split("{", 1)[0].split()), sigs
+            sigs.setdefault(name.group(1), []).append(" ".join(BINDING_MUT.sub(r"\1", m.group(0)).split()))
+    return " ".join(BINDING_MUT.sub(r"\1", code.split("{", 1)[0]).split()), sigs
 
 
 def bounds_only_dropped(old: str, new: str) -> bool:
@@ -63,7 +74,7 @@ def bounds_only_dropped(old: str, new: str) -> bool:
 def defined_names(name: str, text: str) -> frozenset[str]:
     """A function's name; for an impl (`Read for Decoder<'a, R>`), its type's and trait's names and
     the names of the functions it defines."""
-    head = [m for part in name.split(" for ") for m in IDENT.findall(part)[:1]]
+    head = [m for part in name.split(" for ") for m in IDENT.findall(part.split("<", 1)[0])[-1:]]  # `fmt::Debug`: Debug
     return frozenset(head + FN_NAME.findall(text))
 
 
@@ -74,6 +85,8 @@ def changed_names(name: str, original: str, text: str, trait_impl: bool) -> tupl
     and a method's mismatch with it is the impl's own error (E0046, E0053, E0050)."""
     head, sigs = _signatures(original)
     new_head, new_sigs = _signatures(text)
+    if trait_impl and IMPL_HEAD.match(head) is None:  # a method of a trait impl: callers see the trait's
+        return frozenset(), frozenset()
     names, seen = set(), set()
     if not trait_impl:
         for n in sigs.keys() | new_sigs.keys():
@@ -84,6 +97,8 @@ def changed_names(name: str, original: str, text: str, trait_impl: bool) -> tupl
                     seen.add(n)
     if head != new_head:
         defined = defined_names(name, original) | defined_names(name, text)
+        if IMPL_HEAD.match(head):  # the trait and type it names (an impl's decl name may be its type alone)
+            defined |= {n for n in _impl_parts(head)[1:] if n}
         names |= defined
         if not (trait_impl or bounds_only_dropped(head, new_head)):
             seen |= defined
@@ -96,15 +111,44 @@ def job_of(splice: Splice, name: str, original: str = "", kind: str = "", trait_
     # The names it uses, and those the text it replaces used: a splice over a caller stands in for it.
     idents = frozenset(IDENT.findall(splice.text)) | frozenset(IDENT.findall(original))
     alone = bool(original) and (sorted(TYPE_ITEM.findall(original)) != sorted(TYPE_ITEM.findall(splice.text))
-                                 or _impl_header_changed(original, splice.text))
+                                 or _impl_header_reaches_anything(original, splice.text))
     return Job(splice, name, idents, kind, bool(names), names, seen, alone)
 
 
-def _impl_header_changed(original: str, text: str) -> bool:
-    """A dropped bound on `impl<W: Write> Ext for W` makes `Ext`'s methods candidates for every
-    type: a neighbour's `BigEndian::write_u16` turned ambiguous (E0034) in a byteorder batch."""
+def _impl_header_reaches_anything(original: str, text: str) -> bool:
+    """A changed impl header that may change code naming none of the impl's names. A dropped bound
+    on `impl<W: Write> Ext for W` makes `Ext`'s methods candidates for every type: a neighbour's
+    `BigEndian::write_u16` turned ambiguous (E0034) in a byteorder batch. So do impls of traits code
+    uses unnamed (`?`, operators, `for`, auto-deref). An impl for one named type changes only what
+    names its type, trait or methods: such a job shares a batch with none of those (`Job.names`)."""
     head, new_head = _signatures(original)[0], _signatures(text)[0]
-    return head != new_head and IMPL_HEAD.match(head) is not None
+    if head == new_head or IMPL_HEAD.match(head) is None:
+        return False
+    params, trait, self_type = _impl_parts(head)
+    if self_type is None or self_type in params or self_type in WRAPPERS or trait in IMPLICIT_TRAITS:
+        return True
+    # its methods must be in its text (a macro writing them hides them), unless it is a marker
+    return FN_NAME.search(original) is None and trait not in MARKER_TRAITS
+
+
+def _impl_parts(head: str) -> tuple[set[str], str | None, str | None]:
+    """(generic parameter names, trait name, the self type's name) of `impl<..> Trait for Type`;
+    None where the head does not read plainly (`for &T`, a tuple, a slice: treated as covering anything)."""
+    rest, params = head[len(IMPL_HEAD.match(head).group(0)):].strip(), set()
+    if rest.startswith("<"):
+        depth = 0
+        for k, ch in enumerate(rest):
+            depth += (ch == "<") - (ch == ">" and rest[k - 1] != "-")  # not the `>` of `Fn() -> T`
+            if depth == 0:
+                params = {p.split(":")[0].strip() for p in rest[1:k].split(",")}
+                rest = rest[k + 1:].strip()
+                break
+    rest = rest.split(" where ", 1)[0]
+    trait, _, ty = rest.rpartition(" for ") if " for " in rest else ("", "", rest)
+    ty = ty.strip()
+    path = IDENT.findall(ty.split("<", 1)[0])[-1:] if IDENT.match(ty) and not ty.startswith("dyn ") else []
+    trait_name = IDENT.findall(trait.split("<", 1)[0])[-1:]
+    return params, trait_name[0] if trait_name else None, path[0] if path else None  # `std::io::Cursor<T>`: Cursor
 
 
 def is_sentinel(raw: dict) -> bool:

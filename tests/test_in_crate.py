@@ -178,6 +178,11 @@ def test_which_signature_changes_decide_who_may_share_a_batch():
     assert changed_names("Rect", impl, impl.replace("&mut self", "&self"), True) == (set(), set())
     # A dropped bound breaks no caller that compiled, but a caller spliced beside it may read differently.
     assert changed_names("f", "fn f<T: Clone>(x: T) {}", "fn f<T>(x: T) {}", False) == ({"f"}, set())
+    # A binding's `mut` is the body's business; a `&mut` parameter is the caller's.
+    assert changed_names("f", "fn f(mut x: u8, y: &mut u8) {}", "fn f(x: u8, y: &mut u8) {}", False) == (set(), set())
+    assert changed_names("f", "fn f(x: u8, y: &mut u8) {}", "fn f(x: u8, y: &u8) {}", False) == ({"f"}, {"f"})
+    # A method of a trait impl, alone: its callers see the trait's signature.
+    assert changed_names("fmt", "fn fmt(&self) -> R {}", "fn fmt(&self) {}", True) == (set(), set())
 
 
 def test_a_caller_replaced_in_the_batch_does_not_hide_the_error_a_new_signature_causes_there(workspace):
@@ -230,3 +235,54 @@ def test_a_splice_that_removes_a_named_type_is_checked_alone():
     blanket = "impl<W: io::Write + ?Sized> WriteBytesExt for W {}"
     assert job_of(Splice("c", "src/io.rs", 0, 50, blanket.replace(": io::Write + ?Sized", ": ?Sized")), "W", blanket,
                   "dropped_bound", trait_impl=True).alone
+    # ... and so is one of a trait code uses without naming it (`?` goes through `From`).
+    into = "impl<E: Display> From<E> for Error {}"
+    assert job_of(Splice("c", "src/e.rs", 0, 40, into.replace(": Display", "")), "From<E> for Error", into,
+                  "dropped_bound", trait_impl=True).alone
+    # An impl for one named type changes only code naming its type, trait or methods: it is batched
+    # apart from those.
+    debug = "impl<K: Debug, V> fmt::Debug for Map<K, V> {\n    fn fmt(&self) {}\n}"
+    widened = job_of(Splice("c", "src/m.rs", 0, 60, debug.replace("K: Debug", "K")), "fmt::Debug for Map<K, V>",
+                      debug, "dropped_bound", trait_impl=True)
+    assert not widened.alone and widened.names == {"Debug", "Map", "fmt"}
+    user = job_of(Splice("c", "src/u.rs", 0, 30, "fn show(m: &Map) { m.fmt() }"), "show", "fn show(m: &Map) {}", "x")
+    other = job_of(Splice("c", "src/o.rs", 0, 30, "fn other() { 2 }"), "other", "fn other() { 1 }", "x")
+    assert batch_groups([(0, widened), (1, user), (2, other)], 8) == [[0, 2], [1]]
+    # Also alone: an impl for a wrapper rustc's "no method found" help looks through, and an impl
+    # whose methods a macro writes (no `fn` in its text: its names are unknown).
+    boxed = "impl<T: Buf + ?Sized> Buf for Box<T> {\n    fn chunk(&self) {}\n}"
+    assert job_of(Splice("c", "src/b.rs", 0, 60, boxed.replace("Buf + ", "")), "Box<T>", boxed, "dropped_bound",
+                  trait_impl=True).alone
+    forwarded = "impl<T: Buf> Buf for Take<T> {\n    forward!();\n}"
+    assert job_of(Splice("c", "src/t.rs", 0, 60, forwarded.replace("T: Buf", "T")), "Take<T>", forwarded,
+                  "dropped_bound", trait_impl=True).alone
+
+
+BYTES = Path("/usr/share/cargo/registry/bytes-1.2.1")
+
+
+@pytest.mark.skipif(not BYTES.is_dir(), reason="the pinned corpus is not installed (make setup)")
+def test_an_error_that_reads_as_none_of_its_lines_is_not_lost_in_a_batch():
+    """bytes' `get_u128` is written through a macro: the errors of its `immutable_binding` mutant
+    point at none of its lines. Alone, cargo's exit says it failed; in a batch it must not pass."""
+    from synth.mutate.in_crate import crate_jobs
+    from synth.mutate.repair import OperatorStats, eligible_declarations, make_mutants
+    from synth.mutate.rust_ops import RUST_OPERATORS
+    decls = eligible_declarations(extract_paths([str(BYTES)], ExtractOptions()).declarations, "rust")
+    mutants = make_mutants(decls, RUST_OPERATORS, RepairConfig(seed=0),
+                           {op.name: OperatorStats() for op in RUST_OPERATORS})
+    macro_written = [m for m in mutants if m.decl.crate_path == "src/buf/buf_impl.rs" and m.decl.name == "get_u128"
+                     and m.operator == "immutable_binding"]
+    neighbours = [m for m in mutants if m.decl.crate_path == "src/bytes.rs" and m.operator == "unresolved_name"][:3]
+    assert len(macro_written) == 1 and neighbours
+    oracle = CrateBatchOracle(cache=None)
+    try:
+        jobs = crate_jobs(macro_written + neighbours, oracle)
+        batched = oracle.check(jobs)
+        assert oracle.stats.batch_runs >= 1
+        solo = [oracle.check_solo(j.splice) for j in jobs]
+    finally:
+        oracle.close()
+    assert [d.code for d in solo[0].diagnostics] == ["cargo-exit"] and not batched[0].passed
+    for b, s in zip(batched, solo):
+        assert b.same_result(s), ([d.render() for d in b.diagnostics], [d.render() for d in s.diagnostics])

@@ -32,8 +32,13 @@ def crate_originals(decls: list[Declaration], oracle) -> tuple[dict[str, Verdict
 def crate_jobs(mutants, oracle) -> list:
     """What the crate oracle (oracles/crate_batch.py) checks for each mutant (`.decl`, `.broken`, `.operator`)."""
     return [oracle.job(Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken),
-                       m.decl.name, m.decl.text, m.operator, bool(m.decl.trait_name and m.decl.self_type))
+                       m.decl.name, m.decl.text, m.operator, _in_trait_impl(m.decl))
             for m in mutants]
+
+
+def _in_trait_impl(decl: Declaration) -> bool:
+    """A trait impl, or a method of one (a trait's own default methods have no self type)."""
+    return bool(decl.trait_name and (decl.self_type or decl.kind == "impl"))
 
 
 def crate_recipe(decl: Declaration, oracle) -> dict:
