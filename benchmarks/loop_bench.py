@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -107,13 +108,23 @@ def evaluate(sampler, tasks, oracle) -> dict:
     outcomes = OracleJudge({"rust": oracle}).judge(tasks, completions)
     per_task = {t.id: {"compiled": float(o.compiled and o.defined), "passed": float(o.passed),
                        "tests": o.tests} for t, o in zip(tasks, outcomes)}
+    failures = Counter(failure(c, o) for c, o in zip(completions, outcomes) if not (o.compiled and o.defined))
     tested = [p["tests"] for p in per_task.values() if p["tests"] is not None]
     n = max(1, len(tasks))
     return {"compile_rate": round(sum(p["compiled"] for p in per_task.values()) / n, 4),
             "pass_at_1": round(sum(p["passed"] for p in per_task.values()) / n, 4),
             "tests_pass_rate": round(sum(t == 1.0 for t in tested) / len(tested), 4) if tested else None,
-            "tasks_with_tests": len(tested), "per_task": per_task,
+            "tasks_with_tests": len(tested), "per_task": per_task, "failures": dict(failures.most_common()),
             "samples": {t.id: c for t, c in list(zip(tasks, completions))[:3]}}
+
+
+def failure(completion: str, outcome) -> str:
+    """Why a completion did not count: no code in it, the compiler's first error code (E0599: a
+    method that does not exist, E0425: an unknown name, ...), or it compiled but answers nothing."""
+    from synth.completion import answer_code
+    if not answer_code(completion).strip():
+        return "no code"
+    return outcome.first_error or "compiles, defines nothing (a placeholder body, a self-call, another name)"
 
 
 def paired(before: dict, after: dict, seed: int) -> dict:
@@ -135,7 +146,7 @@ def _profile(model: str, out: Path, data: str, seed: int, **sections):
 def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = None, model_dir: str | None = None,
                    out: str = "runs/loop", sft_steps: int = 32, grpo_steps: int = 6, max_prompt: int = 448,
                    max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 6e-4,
-                   threads: int | None = None) -> dict:
+                   threads: int | None = None, adapted_layers: int = 12) -> dict:
     from oracles.crate_batch import CrateBatchOracle
     from oracles.rust import RustConfig, RustOracle
     from synth.assemble.tasks import write_tasks
@@ -191,7 +202,10 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
     new_tokens = max_answer + 16  # a reference answer fits; rambling stops here
     results["base"] = evaluate(LocalSampler(model_dir, max_new_tokens=new_tokens), tasks, oracle)
     lap("eval_base")
-    common = {"lora": {"r": 16, "alpha": 32, "dropout": 0.0}}
+    # adapters on the top layers only: the backward pass stops at the lowest adapted one
+    # (the MLP's projections too: on the layers backpropagated through anyway, their adapters cost little)
+    common = {"lora": {"r": 16, "alpha": 32, "dropout": 0.0, "layers": top_layers(model_dir, adapted_layers),
+                       "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]}}
     # a 135M model on a CPU is short of compute, not memory: no recomputed activations (TRL's default)
     optim = {"gradient_checkpointing": False}
     sft_profile = _profile(model_dir, run / "sft_run", str(run / "sft"), seed, **common, sft={
@@ -227,7 +241,15 @@ def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = N
             "sft_train": _train_summary(sft), "grpo_train": _train_summary(grpo),
             "settings": {"sft_steps": sft_steps, "grpo_steps": grpo_steps, "max_prompt": max_prompt,
                          "max_answer": max_answer, "max_new_tokens": new_tokens, "lr": lr, "seed": seed,
+                         "adapted_layers": common["lora"]["layers"],
                          "decoding": "greedy"}}
+
+
+def top_layers(model_dir: str, n: int) -> list[int]:
+    """The indices of the model's top `n` decoder layers (all of them for n <= 0)."""
+    import json
+    total = json.loads((Path(model_dir) / "config.json").read_text())["num_hidden_layers"]
+    return list(range(max(0, total - n), total)) if n > 0 else []
 
 
 def _public(result: dict) -> dict:

@@ -14,12 +14,28 @@ ITEM_KEYWORDS = ("fn", "struct", "enum", "trait", "type", "const", "static", "un
 KEYWORD_OF_KIND = {"method": "fn", "macro": "macro_rules!"}  # a declaration kind whose keyword differs
 # A string or char literal (kept, so `"http://x"` is no comment) or a `//` or `/* */` comment.
 LITERAL_OR_COMMENT = re.compile(r'("(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])\')|//[^\n]*|/\*.*?\*/', re.S)
+# A function body that only says it is not written (`{ todo!() }`, `{ unimplemented!("...") }`): it
+# compiles against any signature, so it defines nothing (the base model copied the context's stubs).
+PLACEHOLDER_BODY = re.compile(r"\{\s*(?:todo|unimplemented)!\s*\([^{}]*\)\s*;?\s*\}")
+
+
+# A reply's own `#[cfg(...)]` line: an item configured out compiles to nothing, so an answer is read
+# as always compiled in (SmolLM2 "passed" with `#[cfg(windows)] fn f() { f() }` on Linux).
+OWN_CFG = re.compile(r"^[ \t]*#\[cfg\(.*\)\][ \t]*\n", re.M)
+# Lints that say code compiled but answers nothing: a function that only calls itself never returns.
+HOLLOW_LINTS = frozenset({"unconditional_recursion"})
 
 
 def answer_code(reply: str) -> str:
-    """The first fenced block of a reply (any language tag), else the whole reply."""
+    """The first fenced block of a reply (any language tag), else the whole reply; without its own
+    `#[cfg(...)]` lines."""
     match = FENCED.search(reply)
-    return (match.group(1) if match else reply).strip("\n")
+    return OWN_CFG.sub("", (match.group(1) if match else reply)).strip("\n")
+
+
+def is_hollow(verdict) -> bool:
+    """It compiled, and the compiler says the code does nothing (e.g. `fn len(&self) { self.len() }`)."""
+    return any(d.code in HOLLOW_LINTS for d in verdict.diagnostics)
 
 
 def code_is_final(reply: str) -> bool:
@@ -40,7 +56,8 @@ def definition_of(kind: str, name: str) -> str:
 def defines(code: str, wanted: list[str]) -> bool:
     """Does the code define every wanted item, outside comments? An entry is `keyword name`
     (`fn gcd`: only a function counts) or a bare `name` (any item keyword counts). An empty entry
-    is never defined: an answer to a nameless declaration cannot be told from an unrelated one."""
+    is never defined: an answer to a nameless declaration cannot be told from an unrelated one; nor
+    is a function whose whole body is `todo!()` or `unimplemented!()`."""
     code = LITERAL_OR_COMMENT.sub(lambda m: m.group(1) or " ", code)
     return all(_defines_one(code, entry.split()) for entry in wanted)
 
@@ -51,4 +68,10 @@ def _defines_one(code: str, parts: list[str]) -> bool:
     *keyword, name = parts
     keywords = keyword or ITEM_KEYWORDS
     heads = "|".join(re.escape(k) + (r"\s*" if k.endswith("!") else r"\s+") for k in keywords)
-    return re.search(rf"\b(?:{heads}){re.escape(name)}\b", code) is not None
+    return any(not _placeholder_at(code, m.end()) for m in re.finditer(rf"\b(?:{heads}){re.escape(name)}\b", code))
+
+
+def _placeholder_at(code: str, start: int) -> bool:
+    """The item named just before `start` has a body (its first `{` before any `;`) that is a placeholder."""
+    brace, semi = code.find("{", start), code.find(";", start)
+    return brace >= 0 and not (0 <= semi < brace) and PLACEHOLDER_BODY.match(code, brace) is not None

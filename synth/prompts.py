@@ -23,7 +23,10 @@ def system_prompt() -> str:
 
 def with_context(instruction: str, context: str, fence: str = "rust") -> str:
     """The user turn of every lane whose answer needs declarations around it: the same bytes at
-    training, serving and evaluation."""
+    training, serving and evaluation. The context comes first and the instruction last: with the
+    context last, SmolLM2-135M answered 15 of 53 held-out tasks by copying its final block (E0592,
+    E0119, E0428: duplicate definitions)."""
     if not context.strip():
         return instruction.strip()
-    return f"{instruction.strip()}\n\nYou may use these existing declarations:\n```{fence}\n{context.strip()}\n```"
+    return (f"These declarations already exist; use them, do not write them again:\n```{fence}\n{context.strip()}\n```"
+            f"\n\n{instruction.strip()}")

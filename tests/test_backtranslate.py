@@ -75,7 +75,7 @@ def test_backtranslation_accepts_exactly_what_it_should(decls, tmp_path, monkeyp
     assert "judge finds it unfaithful" in reasons["clamp"]
     assert "does not name `word_count`" in reasons["word_count"]
     lcm = next(r for r in result.rows if by_hash[r.provenance.decl_hash] == "lcm")
-    assert lcm.attempts == 2 and "```" not in lcm.prompt.split("You may use")[0]
+    assert lcm.attempts == 2 and "```" not in lcm.prompt.rsplit("```\n\n", 1)[-1]  # the instruction, after its context
     assert result.stats["write"] == 1 + 2 + 1 + 3 + 3 + 1  # gcd, lcm, is_prime, clamp, word_count, distance
 
     # Every accepted row: the answer is the original declaration and passes the oracle, checked again.

@@ -29,6 +29,10 @@ TRICKY = [
     ("```rust\n// fn gcd comes later\npub fn gcd_of(a: u64, b: u64) -> u64 { a % b }\n```", False),  # named in a comment
     ("```rust\n#[allow(non_camel_case_types)]\npub struct gcd;\n```", False),  # the name, but not a function
     (f'```rust\nconst URL: &str = "http://x"; {GCD}\n```', True),  # `//` inside a string is no comment
+    # Hollow answers that compile (what SmolLM2 "passed" held-out tasks with):
+    ("pub fn gcd(a: u64, b: u64) -> u64 {\n    todo!()\n}", False),  # a placeholder body
+    ("pub fn gcd(a: u64, b: u64) -> u64 {\n    gcd(a, b)\n}", False),  # it only calls itself
+    ("#[cfg(windows)]\npub fn gcd(a: u64, b: u64) -> u64 {\n    windows_gcd(a, b)\n}", False),  # configured out
 ]
 
 
@@ -92,6 +96,10 @@ def test_one_fenced_block_allows_only_whitespace_around_it():
     ("fn double(x: int) to int { return x * 2 }", ["fn double"], True),  # Vox
     ("fn a() {}", [definition_of("fn", "")], False),  # a nameless declaration is never defined
     ("fn a() {}", [], True),
+    ("fn gcd() -> u8 { todo!() }", ["fn gcd"], False),  # a placeholder body defines nothing
+    ('fn gcd() -> u8 {\n    unimplemented!("later");\n}', ["fn gcd"], False),
+    ("fn gcd() -> u8 { if x { todo!() } else { 1 } }", ["fn gcd"], True),  # a placeholder in one branch
+    ("impl S {\n    fn gcd(&self) { todo!() }\n}\nfn gcd() -> u8 { 1 }", ["fn gcd"], True),  # one of them is written
 ])
 def test_defines(code, wanted, expected):
     assert defines(code, wanted) is expected

@@ -19,6 +19,9 @@ class Lora(_Strict):
     alpha: int = Field(32, gt=0)
     dropout: float = Field(0.05, ge=0, lt=1)
     target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    # which decoder layers get adapters (empty: all). Only the top ones: the backward pass stops at
+    # the lowest adapted layer, so a step on a CPU costs less (the loop bench adapts the top 12 of 30)
+    layers: list[int] = Field(default_factory=list)
 
 
 class Optim(_Strict):

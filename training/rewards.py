@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from oracles.verdict import Candidate
-from synth.completion import answer_code, defines, is_one_fenced_block
+from synth.completion import answer_code, defines, is_hollow, is_one_fenced_block
 from synth.task import Task, candidate_source
 
 
@@ -21,6 +21,7 @@ class Outcome:
     compiled: bool
     defined: bool
     tests: float | None  # share passed; None when the task has none
+    first_error: str = ""  # the compiler's first error code where it failed ("error": one without a code)
 
     @property
     def passed(self) -> bool:
@@ -52,9 +53,11 @@ class OracleJudge:
             self.checked += len(index)
             to_test = []
             for i, verdict in zip(index, verdicts):
-                defined = defines(codes[i], tasks[i].must_define)
+                defined = defines(codes[i], tasks[i].must_define) and not is_hollow(verdict)
+                first = (verdict.errors[0].code if verdict.errors else "") or "error"
                 outcomes[i] = Outcome(compiled=verdict.passed, defined=defined,
-                                      tests=(0.0 if tasks[i].tests else None))
+                                      tests=(0.0 if tasks[i].tests else None),
+                                      first_error="" if verdict.passed else first)
                 if verdict.passed and defined and tasks[i].tests:
                     to_test.append(i)
             if to_test:

@@ -109,7 +109,8 @@ def grpo_kwargs(profile: Profile, output_dir: str) -> dict:
 
 def lora_kwargs(profile: Profile) -> dict:
     return {"r": profile.lora.r, "lora_alpha": profile.lora.alpha, "lora_dropout": profile.lora.dropout,
-            "target_modules": list(profile.lora.target_modules), "task_type": "CAUSAL_LM"}
+            "target_modules": list(profile.lora.target_modules), "task_type": "CAUSAL_LM",
+            **({"layers_to_transform": list(profile.lora.layers)} if profile.lora.layers else {})}
 
 
 def resolved(args, lora_config, batch: dict | None = None) -> dict:

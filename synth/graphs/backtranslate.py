@@ -23,7 +23,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from oracles.verdict import Candidate, Verdict
-from synth.completion import answer_code, defines, definition_of
+from synth.completion import answer_code, defines, definition_of, is_hollow
 from synth.extract.model import Declaration, crate_name, language_and_fence, standalone_source
 from synth.llm.models import ModelSettings
 from synth.llm.request import BudgetExceeded, CallFailed
@@ -118,7 +118,8 @@ def build_graph(client, oracle, config: BacktranslateConfig, stats: Counter, che
     def verify(state: State) -> State:
         decl = Declaration.model_validate(state["decl"])
         verdict: Verdict = oracle.check([Candidate.of(standalone_source(decl, state["regenerated"]))])[0]
-        passed = verdict.passed and defines(state["regenerated"], [definition_of(decl.kind, decl.name)])
+        passed = verdict.passed and defines(state["regenerated"], [definition_of(decl.kind, decl.name)]) \
+            and not is_hollow(verdict)
         stats["verify"] += 1
         stats["verify_passed"] += passed
         diagnostics = [d.render() for d in verdict.errors][:5] or ([] if passed else [f"does not define `{decl.name}`"])

@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 
 from oracles.verdict import Splice
 from oracles.verdict import Candidate
-from synth.completion import answer_code, defines, definition_of
+from synth.completion import answer_code, defines, definition_of, is_hollow
 from synth.extract.model import Declaration, language_and_fence, standalone_source
 from synth.passk import pass_at_k
 from synth.prompts import system_prompt, template
@@ -97,7 +97,7 @@ def build_graph(sampler, oracle, tasks: dict[str, RftTask], config: RftConfig, s
         verdicts = oracle.check([Candidate.of(s) for s in sources])
         stats["verified"] += len(verdicts)
         wanted = [definition_of(task.decl.kind, task.decl.name)]
-        passed = [v.passed and defines(c, wanted) for v, c in zip(verdicts, state["completions"])]
+        passed = [v.passed and defines(c, wanted) and not is_hollow(v) for v, c in zip(verdicts, state["completions"])]
         tests = [None] * len(passed)
         if config.tests is not None and task.decl.crate_root and task.decl.crate_path:
             for i, code in enumerate(state["completions"]):
