@@ -57,22 +57,23 @@ def build_data(train_paths, heldout_paths, oracle, tokenizer, max_prompt: int, m
             d.crate_root = f"{d.crate_root}/{d.path}"
         heldout_crates = {f"{d.crate_root}".rsplit("/", 1)[-1] for d in decls if _unit_hash(d.path) < 0.3}
     code = [d for d in decls if not d.is_test]
+    documented = [d for d in code if d.doc.strip() and d.kind in ("fn", "method")]
     held = [d for d in code if crate_name(d) in heldout_crates]
-    rows, rejected = doc_lane(held, oracle, seed)  # held-out tasks must be checkable standalone
-    more, rejected_more = doc_lane([d for d in code if crate_name(d) not in heldout_crates], oracle, seed,
-                                   crate_oracle if heldout_paths else None)
-    rows, rejected = rows + more, rejected + rejected_more
-    rows = [r.model_dump(mode="json") for r in rows]
     size = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
-    fits = [r for r in rows if size(r["prompt"]) <= max_prompt and size(r["response"]) <= max_answer]
+    # only what fits the trainer's limits is worth a compile (most of a cold run's data time)
+    fits_limits = lambda item: size(item.prompt) <= max_prompt and size(item.answer) <= max_answer  # noqa: E731
+    rows, rejected = doc_lane(held, oracle, seed, keep=fits_limits)  # held-out tasks must be checkable standalone
+    more, rejected_more = doc_lane([d for d in code if crate_name(d) not in heldout_crates], oracle, seed,
+                                   crate_oracle if heldout_paths else None, keep=fits_limits)
+    rows, rejected = rows + more, rejected + rejected_more
+    fits = [r.model_dump(mode="json") for r in rows]
     with_tests = attach_tests(fits, tests, oracle)
     split = split_rows(fits, heldout_crates, rl_share, seed)
-    documented = [d for d in decls if d.doc.strip() and d.kind in ("fn", "method") and not d.is_test]
     doc_figures = doc_in_answer(documented, tokenizer, max_answer, reference_answer)
-    stats = {"declarations": len(decls), "doc_rows": len(rows), "doc_rejected": len(rejected),
-             "doc_rows_in_crate": sum(r["verification"]["scope"] == "crate" for r in rows),
-             "fit_in_crate": sum(r["verification"]["scope"] == "crate" for r in fits),
-             "within_token_limits": len(fits), "rows_with_tests": with_tests, **split.stats(),
+    stats = {"declarations": len(decls), "documented": len(documented),
+             "doc_rows_within_token_limits": len(fits), "doc_rejected": len(rejected),
+             "doc_rows_in_crate": sum(r["verification"]["scope"] == "crate" for r in fits),
+             "rows_with_tests": with_tests, **split.stats(),
              "training_crates": sorted({crate_name(d) for d in decls} - heldout_crates),
              "heldout_crates": sorted(heldout_crates), "doc_in_answer": doc_figures}
     return split, stats

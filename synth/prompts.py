@@ -24,8 +24,8 @@ def system_prompt() -> str:
 def with_context(instruction: str, context: str, fence: str = "rust") -> str:
     """The user turn of every lane whose answer needs declarations around it: the same bytes at
     training, serving and evaluation. The context comes first and the instruction last: with the
-    context last, SmolLM2-135M answered 15 of 53 held-out tasks by copying its final block (E0592,
-    E0119, E0428: duplicate definitions)."""
+    context last, SmolLM2-135M after SFT answered 10 of 53 held-out tasks by copying that block back
+    (E0592, E0428: duplicate definitions); 1 with it first."""
     if not context.strip():
         return instruction.strip()
     return (f"These declarations already exist; use them, do not write them again:\n```{fence}\n{context.strip()}\n```"

@@ -88,8 +88,8 @@ def reference_answer(decl: Declaration, keep_doc: bool = False) -> str:
 
 
 def doc_prompt(decl: Declaration, context: str) -> str:
-    """The doc summary and signature (a method inside its impl block, as the answer has it), then
-    the declarations the answer was verified with."""
+    """The declarations the answer was verified with, then the doc summary and signature (a method
+    inside its impl block, as the answer has it)."""
     pad = "    " if decl.wrapper_head else ""
     doc = "".join(f"{pad}/// {line}".rstrip() + "\n" for line in summary(decl.doc).splitlines())
     shown = f"{compact_context(decl.wrapper_head)}{doc}{pad}{decl.signature.strip()}"
@@ -130,10 +130,12 @@ def doc_row(item: DocItem, verdict: Verdict, seed: int, recipe: dict | None = No
     return row
 
 
-def doc_lane(decls: list[Declaration], oracle, seed: int = 0, crate_oracle=None) -> tuple[list[Row], list[dict]]:
+def doc_lane(decls: list[Declaration], oracle, seed: int = 0, crate_oracle=None,
+             keep=None) -> tuple[list[Row], list[dict]]:
     """Rows of the documented functions whose answer compiles in its context (or, with
-    `crate_oracle`, in its crate where the standalone file fails); the rest rejected."""
-    items = [doc_item(d) for d in doc_candidates(decls)]
+    `crate_oracle`, in its crate where the standalone file fails); the rest rejected. `keep(item)`:
+    which items are worth verifying at all (e.g. those within a trainer's token limits)."""
+    items = [item for item in map(doc_item, doc_candidates(decls)) if keep is None or keep(item)]
     rows, failed = [], []
     for item, verdict in zip(items, verify(items, oracle)):
         if verdict.passed:
