@@ -30,7 +30,12 @@ def answer_code(reply: str) -> str:
     """The first fenced block of a reply (any language tag), else the whole reply; without its own
     `#[cfg(...)]` lines."""
     match = FENCED.search(reply)
-    return OWN_CFG.sub("", (match.group(1) if match else reply)).strip("\n")
+    return without_own_cfg(match.group(1) if match else reply).strip("\n")
+
+
+def without_own_cfg(code: str) -> str:
+    """The code without its `#[cfg(...)]` lines: what it is when always compiled in."""
+    return OWN_CFG.sub("", code)
 
 
 def is_hollow(verdict) -> bool:

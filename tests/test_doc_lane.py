@@ -174,3 +174,18 @@ def test_make_model_refuses_a_gguf_that_is_not_the_pinned_one(tmp_path, monkeypa
     (tmp_path / "done").mkdir()
     (tmp_path / "done" / base_model.STAMP).write_text(json.dumps({"gguf_sha256": base_model.GGUF_SHA256}))
     assert base_model.convert(tmp_path / "done") == tmp_path / "done"  # converted once: nothing redone
+
+
+def test_a_function_configured_out_of_the_check_is_no_row(tmp_path, rust_oracle):
+    """`#[cfg(windows)]` compiles to nothing on Linux: checked as written, this answer would pass
+    unseen. The answer is checked (and shown) without its own cfg lines, so it fails and is rejected."""
+    crate = tmp_path / "winonly"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "winonly"\nversion = "0.1.0"\nedition = "2021"\n')
+    (crate / "src" / "lib.rs").write_text(
+        "/// The Windows build number.\n#[cfg(windows)]\npub fn build() -> u32 {\n    windows_only::build()\n}\n\n"
+        "/// Twice `x`.\npub fn double(x: u32) -> u32 {\n    x * 2\n}\n")
+    decls = extract_paths([str(crate)], ExtractOptions(jobs=1)).declarations
+    rows, rejected = doc_lane(decls, rust_oracle, seed=0)
+    assert [r.must_define for r in rows] == [["double"]]
+    assert [r["name"] for r in rejected] == ["build"]

@@ -57,6 +57,8 @@ def test_t9_each_profile_field_changes_the_resolved_trainer_config(section, name
     changed = parse_profile(BASE).model_dump()
     if section is None:
         changed[name] = _changed(base[name])
+    elif field.annotation == list[int]:  # layer indices (empty: all layers)
+        changed[section][name] = [0]
     else:
         changed[section][name] = _changed(base[section][name])
     if name == "bf16":  # transformers refuses bf16 without an accelerator: compare the kwargs it would get

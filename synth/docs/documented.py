@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from oracles.verdict import Candidate, Verdict
+from synth.completion import without_own_cfg
 from synth.extract.model import Declaration, crate_name
 from synth.mutate.in_crate import crate_originals, crate_recipe
 from synth.prompts import system_prompt, with_context
@@ -78,7 +79,9 @@ def _item_line(lines: list[str]) -> int:
 
 
 def reference_answer(decl: Declaration, keep_doc: bool = False) -> str:
-    code = decl.clean_text if keep_doc else without_doc(decl.clean_text)
+    """The answer a model should give, checked as a reply is (synth/completion.py): without its own
+    `#[cfg(...)]` lines, so a function configured out of the check cannot pass unseen."""
+    code = without_own_cfg(decl.clean_text if keep_doc else without_doc(decl.clean_text))
     if not decl.wrapper_head:
         return code.strip("\n")
     lines = code.splitlines()
