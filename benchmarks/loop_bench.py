@@ -145,7 +145,7 @@ def _profile(model: str, out: Path, data: str, seed: int, **sections):
 
 
 def run_loop_bench(heldout: list[str] | None = None, train: list[str] | None = None, model_dir: str | None = None,
-                   out: str = "runs/loop", sft_steps: int = 32, grpo_steps: int = 6, max_prompt: int = 448,
+                   out: str = "runs/loop", sft_steps: int = 32, grpo_steps: int = 4, max_prompt: int = 448,
                    max_answer: int = 128, seed: int = 0, rl_share: float = 0.2, lr: float = 6e-4,
                    threads: int | None = None, adapted_layers: int = 12) -> dict:
     from oracles.crate_batch import CrateBatchOracle
