@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .verdict import Diagnostic, Splice
 
@@ -42,6 +43,7 @@ WRAPPERS = frozenset({"Box", "Rc", "Arc", "Pin"})
 MARKER_TRAITS = frozenset({"Send", "Sync", "Copy", "Eq", "Unpin", "UnwindSafe", "RefUnwindSafe", "FusedIterator"})
 
 
+@lru_cache(maxsize=4096)  # a declaration's text is read once for each of its mutants and twice per job
 def _signatures(text: str) -> tuple[str, dict[str, list[str]]]:
     """The text before the body, and the signatures of the functions directly inside it (an
     impl's methods) by name, without comments and attributes (doc examples hold braces). Items

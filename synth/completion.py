@@ -17,8 +17,6 @@ LITERAL_OR_COMMENT = re.compile(r'("(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])\')|//[^\n
 # A function body that only says it is not written (`{ todo!() }`, `{ unimplemented!("...") }`): it
 # compiles against any signature, so it defines nothing (the base model copied the context's stubs).
 PLACEHOLDER_BODY = re.compile(r"\{\s*(?:todo|unimplemented)!\s*\([^{}]*\)\s*;?\s*\}")
-
-
 # A reply's own `#[cfg(...)]` line: an item configured out compiles to nothing, so an answer is read
 # as always compiled in (SmolLM2 "passed" with `#[cfg(windows)] fn f() { f() }` on Linux).
 OWN_CFG = re.compile(r"^[ \t]*#\[cfg\(.*\)\][ \t]*\n", re.M)
