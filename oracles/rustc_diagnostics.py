@@ -237,3 +237,15 @@ def file_diagnostics(stderr: str, file_name: str, text: str) -> tuple[list[Diagn
         elif raw.get("level") in ("error", "warning"):
             diagnostics.append(spanless(raw))
     return diagnostics, internal_error
+
+
+def machine_applicable(stderr: str, file_name: str) -> list[tuple[int, int, str]]:
+    """rustc's suggestions it marks MachineApplicable (the ones `cargo fix` applies), on spans in
+    `file_name`: (start byte, end byte, replacement), sorted, without duplicates."""
+    edits = set()
+    for diag in parse_json_lines(stderr):
+        for span in _all_spans(diag):
+            if span.get("suggestion_applicability") == "MachineApplicable" and \
+                    span.get("suggested_replacement") is not None and span.get("file_name") == file_name:
+                edits.add((span["byte_start"], span["byte_end"], span["suggested_replacement"]))
+    return sorted(edits)

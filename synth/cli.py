@@ -298,20 +298,31 @@ def cmd_train(args) -> int:
 def cmd_eval(args) -> int:
     from training.evaluate import run_eval
     from training.profile import load_profile
-    from oracles.factory import build_oracles
+    from oracles.factory import build_oracle, build_oracles
     from synth.task import load_tasks
     try:
         profile = load_profile(args.profile)
-        tasks_path = args.tasks or profile.eval.tasks
-        oracles = build_oracles({t.lang for t in load_tasks(tasks_path)}, profile.oracle)
+        settings = profile.eval.model_copy(update={k: v for k, v in (("decoding", args.decoding), ("shots", args.shots),
+                                                                     ("examples", args.examples)) if v is not None})
+        tasks_path = args.tasks or settings.tasks
+        tasks = load_tasks(tasks_path)
+        oracles = build_oracles({t.lang for t in tasks}, profile.oracle)
+        crate = build_oracle("crate_batch", profile.oracle) if any(t.in_crate for t in tasks) else None
         baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else None
-        result = run_eval(profile.eval, args.model or profile.model, args.adapter, oracles, args.out,
-                          baseline=baseline, seed=profile.seed, tasks_path=tasks_path)
-    except _training_errors() as exc:
+        try:
+            result = run_eval(settings, args.model or profile.model, args.adapter, oracles, args.out,
+                              baseline=baseline, seed=profile.seed, tasks_path=tasks_path, answers=args.answers,
+                              crate_oracle=crate)
+        finally:
+            if crate is not None:
+                crate.close()
+    except (*_training_errors(), ValueError) as exc:
         raise UsageError(str(exc)) from exc
-    print(json.dumps({"summary": result["summary"], "gate": result.get("gate"), "out": args.out},
-                     indent=None if args.json else 2))
-    return EXIT_FAILED if result.get("gate", {}).get("regressed") else EXIT_OK
+    gate = result.get("gate") or {}
+    print(json.dumps({"summary": result["summary"], "families": {f: {k: v for k, v in r.items() if k != "samples"}
+                                                                for f, r in result["families"].items()},
+                      "gate": gate or None, "out": args.out}, indent=None if args.json else 2))
+    return EXIT_FAILED if any(g["regressed"] for g in gate.values()) else EXIT_OK
 
 
 def cmd_tools(args) -> int:

@@ -136,6 +136,11 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--adapter", help="LoRA adapter directory to apply")
     evaluate.add_argument("--tasks", help="tasks JSONL (default: [eval] tasks of the profile)")
     evaluate.add_argument("--baseline", help="an earlier eval JSON: fail (exit 1) on a significant regression")
+    evaluate.add_argument("--decoding", choices=["greedy", "sample"], help="default: [eval] decoding of the profile")
+    evaluate.add_argument("--shots", type=int, help="worked examples per family shown before each task (from --examples)")
+    evaluate.add_argument("--examples", help="tasks file the worked examples come from (e.g. RUN/tasks/rl.jsonl)")
+    evaluate.add_argument("--answers", choices=["unchanged", "rustc"],
+                          help="no model: judge a baseline's answers (the broken code unchanged, rustc's own fix)")
     evaluate.add_argument("--out", required=True, help="where to write the evaluation JSON")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(command="eval")

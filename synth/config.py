@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, create_model, field_validator, model_validator
 
 from oracles.settings import OracleSettings
 from synth.llm.models import ModelSettings
@@ -36,6 +36,16 @@ class AssembleConfig(Strict):
     near_duplicates: bool = False
 
 
+class TaskSettings(Strict):
+    """[tasks]: which verified rows become RL and held-out tasks (RUN/tasks/rl.jsonl and
+    heldout.jsonl) instead of SFT rows (synth/assemble/tasks.py)."""
+    enabled: bool | None = None  # None: when a lane that writes tasks by default runs (the doc lane)
+    families: list[Literal["codegen", "repair"]] = Field(default_factory=lambda: ["codegen", "repair"])
+    heldout_crates: list[str] = Field(default_factory=list)  # crate folder names; else a seeded share of them
+    heldout_share: float = Field(0.2, ge=0, lt=1)
+    rl_share: float = Field(0.2, ge=0, lt=1)  # of the training side's declarations, those that become RL tasks
+
+
 class RunSettings(Strict):
     out: str = "runs/latest"
     cache_dir: str = "cache"
@@ -56,6 +66,12 @@ class SynthConfig(Strict):
     stages: dict = Field(default_factory=dict)  # one table per lane, typed by `config_model(lanes)`
     oracles: OracleSettings = Field(default_factory=OracleSettings)
     assemble: AssembleConfig = Field(default_factory=AssembleConfig)
+    tasks: TaskSettings = Field(default_factory=TaskSettings)
+    _notes: list[str] = PrivateAttr(default_factory=list)  # what the config should say differently
+
+    @property
+    def notes(self) -> list[str]:
+        return self._notes
 
     @field_validator("models")
     @classmethod
@@ -77,7 +93,18 @@ class SynthConfig(Strict):
                     raise ValueError(f"stages.{name} uses model {ref!r}, which [models] does not define"
                                      + (f" (did you mean {hint[0]!r}?)" if hint else ""))
             stage.check()
+        self._move_deprecated_task_keys()
         return self
+
+    def _move_deprecated_task_keys(self) -> None:
+        """[stages.doclane] heldout_crates / heldout_share / rl_share are [tasks] keys now: still read."""
+        doclane = self.stage_settings().get("doclane")
+        moved = {key: getattr(doclane, key) for key in ("heldout_crates", "heldout_share", "rl_share")
+                 if doclane is not None and getattr(doclane, key, None) is not None}
+        if moved:
+            self.tasks = self.tasks.model_copy(update=moved)
+            self._notes.append(f"[stages.doclane] {', '.join(moved)}: deprecated, set them in [tasks] "
+                               "(read there this time)")
 
     def stage_settings(self) -> dict:
         """name -> the lane's settings (empty until the config is typed by the lanes)."""

@@ -38,15 +38,26 @@ class Gate:
 
 
 def bootstrap_gate(baseline: dict[str, float], new: dict[str, float], resamples: int = 2000,
-                   confidence: float = 0.95, seed: int = 0) -> Gate:
-    """Paired bootstrap over the tasks both runs share (per-task scores, e.g. pass@1)."""
+                   confidence: float = 0.95, seed: int = 0, clusters: dict[str, str] | None = None) -> Gate:
+    """Paired bootstrap over the tasks both runs share (per-task scores, e.g. pass@1). With
+    `clusters` (task -> group), whole groups are resampled: tasks made from one declaration (a
+    function's several repair mutants) rise and fall together, and resampling them one by one would
+    make the interval too narrow."""
     shared = sorted(set(baseline) & set(new))
     if not shared:
         raise ValueError("the baseline and this evaluation share no task")
-    diffs = [new[t] - baseline[t] for t in shared]
+    units: dict[str, list[float]] = {}
+    for t in shared:
+        units.setdefault((clusters or {}).get(t, t), []).append(new[t] - baseline[t])
+    sums = [(sum(u), len(u)) for _, u in sorted(units.items())]
     rng = random.Random(seed)
-    means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs) for _ in range(resamples))
+    means = []
+    for _ in range(resamples):
+        drawn = rng.choices(sums, k=len(sums))
+        means.append(sum(s for s, _ in drawn) / sum(n for _, n in drawn))
+    means.sort()
     tail = (1 - confidence) / 2
     low = means[int(tail * (resamples - 1))]
     high = means[int((1 - tail) * (resamples - 1) + 0.5)]
-    return Gate(delta=sum(diffs) / len(diffs), low=low, high=high, confidence=confidence, tasks=len(shared))
+    total = sum(s for s, _ in sums)
+    return Gate(delta=total / len(shared), low=low, high=high, confidence=confidence, tasks=len(shared))

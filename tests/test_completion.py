@@ -12,7 +12,8 @@ from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.graphs.rft import RftConfig, build_graph, task_from_instruction
 from synth.task import Task
-from training.rewards import CompilerRewards, OracleJudge
+from synth.judge import Judge
+from training.rewards import CompilerRewards
 
 GCD = "pub fn gcd(a: u64, b: u64) -> u64 {\n    if b == 0 { a } else { gcd(b, a % b) }\n}"
 # (reply, accepted): each reply is what the model sent, whole.
@@ -58,7 +59,7 @@ def test_rft_acceptance_and_the_grpo_reward_agree_on_tricky_replies(gcd_decl):
 
     task = Task(id="gcd", lang="rust", prompt=rft_task.prompt, context=gcd_decl.context,
                 must_define=[definition_of(gcd_decl.kind, gcd_decl.name)])
-    rewards = {f.__name__: f for f in CompilerRewards(OracleJudge({"rust": oracle}), {"gcd": task}).functions()}
+    rewards = {f.__name__: f for f in CompilerRewards(Judge({"rust": oracle}), {"gcd": task}).functions()}
     grpo_accepted = [r == 1.0 for r in rewards["compile"](None, [reply for reply, _ in TRICKY], ["gcd"] * len(TRICKY))]
 
     assert rft_accepted == grpo_accepted

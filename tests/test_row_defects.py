@@ -15,7 +15,8 @@ from synth.extract.extract import ExtractOptions
 from synth.extract.model import Declaration, standalone_source
 from synth.extract.rust_syntax import rust_parser
 from synth.extract.vox import parse_vox
-from synth.mutate.repair import RepairConfig, balance, render_diagnostics, repair_rows, write_run
+from synth.mutate.diagnostics import answer_offset, render_diagnostics
+from synth.mutate.repair import RepairConfig, balance, repair_rows, write_run
 from synth.rows import Provenance, make_row
 
 
@@ -145,7 +146,7 @@ def test_rustc_suggestions_are_rendered_once(tmp_path, rust_oracle):
                        start_line=3, end_line=3, text="impl T for S {}", clean_text="impl T for S {}", hash="h",
                        context="trait T { fn f(&self) -> u8; }\nstruct S;\n")
     verdict = rust_oracle.check([Candidate.of(standalone_source(decl))])[0]
-    prompt_part = render_diagnostics(verdict, decl)
+    prompt_part = render_diagnostics(verdict, decl.clean_text, answer_offset(decl))
     assert prompt_part.count(SUGGESTION) == 1, prompt_part
 
 

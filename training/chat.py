@@ -27,9 +27,12 @@ def render(messages: list[dict], add_generation_prompt: bool = False) -> str:
     return text + (f"{IM_START}assistant\n" if add_generation_prompt else "")
 
 
-def serve_prompt(user: str) -> str:
-    """What serving and evaluation send the model for a user request."""
-    return render(with_system([{"role": "user", "content": user}]), add_generation_prompt=True)
+def serve_prompt(user: str, shots: list[tuple[str, str]] | tuple = ()) -> str:
+    """What serving and evaluation send the model for a user request; `shots`: worked examples
+    (request, answer) shown as earlier turns of the conversation."""
+    turns = [turn for request, answer in shots
+             for turn in ({"role": "user", "content": request}, {"role": "assistant", "content": answer})]
+    return render(with_system([*turns, {"role": "user", "content": user}]), add_generation_prompt=True)
 
 
 def row_messages(row: dict) -> list[dict]:

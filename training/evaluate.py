@@ -1,65 +1,179 @@
-"""`synth eval`: real sampling (n samples per task at the profile's temperature, through the
-serving template), every sample judged by the compiler in one batched call, pass@1 and pass@k
-with the unbiased estimator, the compile rate, and an optional regression gate against a
-baseline evaluation (paired bootstrap over tasks)."""
+"""`synth eval`: answers to held-out tasks, judged by the compiler (synth/judge.py), with results
+per task family (codegen, repair) and an optional regression gate against a baseline evaluation.
+
+Who answers: a local model (greedy, one deterministic answer per task, or `samples` sampled
+answers per task; prompts batched, a completion stops once its first fenced block closes), or a
+baseline that needs no model (synth/baselines.py: the broken code unchanged, rustc's own fix).
+With `shots`, each prompt is preceded by worked examples of its family (a task and its reference
+answer from `examples`). Per family: the share of answers that count (`compile_rate`: compiles,
+defines what was asked, keeps a repair's signature, not hollow), pass@1 (tests too) and pass@k,
+the failures by the compiler's first error code, and for repair how often the answer restores
+the original exactly and how often it compiles only because the erroring lines are gone. The gate
+is a paired bootstrap over tasks, resampling answer groups (a declaration's tasks move together)."""
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
+from synth.baselines import BASELINES
+from synth.completion import answer_code, code_is_final
 from synth.jsonl import write_json
-from synth.llm.local import LocalSampler
-from synth.passk import Gate, bootstrap_gate, pass_at_k
+from synth.judge import Judge, Outcome
+from synth.passk import bootstrap_gate, pass_at_k
+from synth.task import FAMILIES, Task, load_tasks
 
 from .chat import serve_prompt
 from .dataset import fingerprint
 from .profile import Eval
-from synth.task import load_tasks
 
-from .rewards import OracleJudge
+KEPT_SAMPLES = 3  # completions kept in the result per family, to look at
 
 
-def evaluate(settings: Eval, sampler, oracles: dict, tasks_path: str | Path | None = None) -> dict:
-    if settings.samples < settings.k:
+def worked_examples(settings: Eval) -> dict[str, list[tuple[str, str]]]:
+    """Per family, the `shots` shortest tasks of `examples` that have a reference answer."""
+    if not settings.shots:
+        return {}
+    if not settings.examples:
+        raise ValueError("eval.shots needs eval.examples (a tasks file with reference answers, e.g. tasks/rl.jsonl)")
+    pool = [t for t in load_tasks(settings.examples) if t.reference]
+    shots = {}
+    for family in FAMILIES:
+        mine = sorted((t for t in pool if t.family == family), key=lambda t: (len(t.prompt) + len(t.reference), t.id))
+        shots[family] = [(t.prompt, t.reference) for t in mine[:settings.shots]]
+    return shots
+
+
+def model_answers(settings: Eval, sampler):
+    """Answers of a local model (synth/llm/local.py), as the settings say."""
+    shots = worked_examples(settings)
+
+    def answer(tasks: list[Task]) -> list[list[str]]:
+        prompts = [serve_prompt(t.prompt, shots.get(t.family, ())) for t in tasks]
+        if settings.decoding == "greedy":
+            return [[c] for c in sampler.greedy(prompts, settings.batch_size, until=code_is_final)]
+        return sampler.complete(prompts, k=settings.samples, greedy=False, batch_size=settings.batch_size,
+                                until=code_is_final)
+    return answer
+
+
+def baseline_answers(kind: str, oracles: dict):
+    """Answers of a baseline that needs no model; None where it does not apply."""
+    if kind not in BASELINES:
+        raise ValueError(f"unknown baseline {kind!r}: one of {sorted(BASELINES)}")
+
+    def answer(tasks: list[Task]) -> list[list[str] | None]:
+        answers = [BASELINES[kind](t, oracles) for t in tasks]
+        return [None if a is None else [f"```{t.lang}\n{a}\n```"] for t, a in zip(tasks, answers)]
+    return answer
+
+
+def evaluate(settings: Eval, answer, judge: Judge, tasks: list[Task], name: str) -> dict:
+    """Every task's answers (`answer(tasks)`: completions per task, None where it does not apply)
+    judged in one batched call; results per task, per family and overall."""
+    if settings.decoding == "sample" and settings.samples < settings.k:
         raise ValueError(f"eval.samples ({settings.samples}) must be at least eval.k ({settings.k})")
-    tasks_path = tasks_path or settings.tasks
-    tasks = load_tasks(tasks_path)
-    samples = {t.id: sampler.sample(serve_prompt(t.prompt), settings.samples) for t in tasks}
-    judge = OracleJudge(oracles)
-    flat_tasks = [t for t in tasks for _ in samples[t.id]]
-    outcomes = judge.judge(flat_tasks, [c for t in tasks for c in samples[t.id]])
-    per_task, start = {}, 0
-    for task in tasks:
-        mine = outcomes[start:start + len(samples[task.id])]
+    completions = answer(tasks)
+    answered = [(t, c) for t, c in zip(tasks, completions) if c is not None]
+    flat_tasks = [t for t, cs in answered for _ in cs]
+    outcomes = judge.judge(flat_tasks, [c for _, cs in answered for c in cs])
+    per_task, kept, start = {}, {}, 0
+    for task, mine in answered:
+        got = outcomes[start:start + len(mine)]
         start += len(mine)
-        n, c = len(mine), sum(o.passed for o in mine)
-        per_task[task.id] = {"n": n, "passed": c, "compiled": sum(o.compiled for o in mine),
-                             "pass@1": pass_at_k(n, c, 1), f"pass@{settings.k}": pass_at_k(n, c, settings.k)}
-    total = sum(p["n"] for p in per_task.values())
-    summary = {"tasks": len(tasks), "samples": total,
-               "pass@1": _mean(p["pass@1"] for p in per_task.values()),
-               f"pass@{settings.k}": _mean(p[f"pass@{settings.k}"] for p in per_task.values()),
-               "compile_rate": sum(p["compiled"] for p in per_task.values()) / max(1, total)}
-    return {"summary": summary, "per_task": per_task, "settings": settings.model_dump(),
-            "model": getattr(sampler, "name", "?"), "tasks_fingerprint": fingerprint([Path(tasks_path)]),
+        per_task[task.id] = task_result(task, mine, got, settings.k)
+        kept.setdefault(task.family, []).extend((task.id, c) for c in mine[:1])
+    families = {family: family_result([p for p in per_task.values() if p["family"] == family], settings.k)
+                for family in FAMILIES if any(p["family"] == family for p in per_task.values())}
+    for family, samples in kept.items():
+        families[family]["samples"] = dict(samples[:KEPT_SAMPLES])
+    return {"model": name, "tasks": len(per_task), "not_applicable": len(tasks) - len(answered),
+            "summary": family_result(list(per_task.values()), settings.k), "families": families,
+            "per_task": per_task, "settings": settings.model_dump(),
             "oracle": {"check_calls": judge.calls, "completions_checked": judge.checked}}
 
 
-def gate_against(baseline: dict, result: dict, settings: Eval, seed: int = 0) -> Gate:
-    scores = lambda r: {t: p["pass@1"] for t, p in r["per_task"].items()}  # noqa: E731
-    return bootstrap_gate(scores(baseline), scores(result), settings.bootstrap, settings.confidence, seed)
+def task_result(task: Task, completions: list[str], outcomes: list[Outcome], k: int) -> dict:
+    n = len(outcomes)
+    passed, solved = sum(o.passed for o in outcomes), sum(o.solved for o in outcomes)
+    result = {"family": task.family, "group": task.group, "n": n, "solved": solved / n, "passed": passed,
+              "pass@1": pass_at_k(n, passed, 1), "tests": _mean([o.tests for o in outcomes if o.tests is not None]),
+              "failures": [failure(c, o) for c, o in zip(completions, outcomes) if not o.solved]}
+    if n >= k:
+        result[f"pass@{k}"] = pass_at_k(n, passed, k)
+    if task.family == "repair":
+        result["exact"] = sum(o.exact for o in outcomes) / n
+        result["deleted"] = sum(o.deleted for o in outcomes) / n
+    return result
 
 
-def run_eval(settings: Eval, model_dir: str, adapter: str | None, oracles: dict, out: str | Path,
-             baseline: dict | None = None, seed: int = 0, tasks_path: str | None = None) -> dict:
-    sampler = LocalSampler(model_dir, adapter=adapter, max_new_tokens=settings.max_new_tokens,
-                           temperature=settings.temperature, top_p=settings.top_p, seed=seed)
-    result = evaluate(settings, sampler, oracles, tasks_path)
+def family_result(results: list[dict], k: int) -> dict:
+    """The figures of a set of task results (a family, or all)."""
+    tested = [r["tests"] for r in results if r["tests"] is not None]
+    out = {"tasks": len(results), "samples": sum(r["n"] for r in results),
+           "compile_rate": round(_mean([r["solved"] for r in results]) or 0.0, 4),
+           "pass_at_1": round(_mean([r["pass@1"] for r in results]) or 0.0, 4),
+           "tests_pass_rate": round(sum(t == 1.0 for t in tested) / len(tested), 4) if tested else None,
+           "tasks_with_tests": len(tested),
+           "failures": dict(Counter(f for r in results for f in r["failures"]).most_common())}
+    if results and all(f"pass@{k}" in r for r in results):
+        out[f"pass@{k}"] = round(_mean([r[f"pass@{k}"] for r in results]), 4)
+    if results and all("exact" in r for r in results):
+        out["exact_rate"] = round(_mean([r["exact"] for r in results]), 4)
+        out["deleted_rate"] = round(_mean([r["deleted"] for r in results]), 4)
+    return out
+
+
+def failure(completion: str, outcome: Outcome) -> str:
+    """Why an answer did not count: no code in it, the compiler's first error code (E0599: a
+    method that does not exist, E0425: an unknown name, ...), or it compiled but answers nothing
+    (a placeholder body, a self-call, another name, a changed signature)."""
+    if not answer_code(completion).strip():
+        return "no code"
+    return outcome.first_error or "compiles, answers nothing"
+
+
+def gate_against(baseline: dict, result: dict, settings: Eval, seed: int = 0, family: str | None = None,
+                 key: str = "pass@1") -> dict:
+    """The paired bootstrap of the per-task change from `baseline` to `result` (one family, or
+    all tasks), resampling answer groups."""
+    def scores(r):
+        return {t: p[key] for t, p in r["per_task"].items() if family is None or p["family"] == family}
+    groups = {t: p.get("group") or t for t, p in result["per_task"].items()}
+    return bootstrap_gate(scores(baseline), scores(result), settings.bootstrap, settings.confidence, seed,
+                          clusters=groups).as_dict()
+
+
+def gates(baseline: dict, result: dict, settings: Eval, seed: int = 0) -> dict:
+    """Overall and per family (the families both evaluations have)."""
+    out = {"all": gate_against(baseline, result, settings, seed)}
+    for family in sorted(set(baseline.get("families", {})) & set(result.get("families", {}))):
+        out[family] = gate_against(baseline, result, settings, seed, family)
+    return out
+
+
+def run_eval(settings: Eval, model_dir: str | None, adapter: str | None, oracles: dict, out: str | Path,
+             baseline: dict | None = None, seed: int = 0, tasks_path: str | None = None,
+             answers: str | None = None, crate_oracle=None) -> dict:
+    """Evaluate a model (or, with `answers`, a baseline that needs none) and write the JSON."""
+    tasks_path = tasks_path or settings.tasks
+    tasks = load_tasks(tasks_path)
+    judge = Judge(oracles, crate_oracle)
+    if answers:
+        result = evaluate(settings, baseline_answers(answers, oracles), judge, tasks, f"baseline:{answers}")
+        result["answers"] = answers
+    else:
+        from synth.llm.local import LocalSampler
+        sampler = LocalSampler(model_dir, adapter=adapter, max_new_tokens=settings.max_new_tokens,
+                               temperature=settings.temperature, top_p=settings.top_p, seed=seed,
+                               dtype=settings.dtype)
+        result = evaluate(settings, model_answers(settings, sampler), judge, tasks, sampler.name)
+    result.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=fingerprint([Path(tasks_path)]))
     if baseline is not None:
-        result["gate"] = gate_against(baseline, result, settings, seed).as_dict()
+        result["gate"] = gates(baseline, result, settings, seed)
     write_json(Path(out), result)
     return result
 
 
-def _mean(values) -> float:
+def _mean(values):
     values = list(values)
-    return sum(values) / len(values) if values else 0.0
+    return sum(values) / len(values) if values else None

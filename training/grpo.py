@@ -1,6 +1,12 @@
 """`synth train grpo`: TRL's GRPOTrainer with LoRA, rewarded by the compiler (rewards.py).
 Prompts are rendered with the serving template, so the policy is trained on exactly what it
-will be served. Same integrity checks as SFT: manifest, resume guard, live adapter."""
+will be served. Same integrity checks as SFT: manifest, resume guard, live adapter.
+
+GRPO learns only from groups whose rewards differ: a task the policy always or never solves gives
+every completion the same advantage, and nothing moves. With `probe_samples`, each task's success
+is first estimated from that many samples of the starting policy, and only tasks it sometimes
+solves (0 < p < 1) are trained on; the manifest says how many of each there were, and TRL logs
+`frac_reward_zero_std` (the share of groups with equal rewards) at every step."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,15 +14,16 @@ from pathlib import Path
 from trl import GRPOConfig, GRPOTrainer
 
 from oracles.factory import build_oracles
+from synth.completion import code_is_final
+from synth.judge import Judge
+from synth.task import load_tasks
 
 from .chat import serve_prompt
 from .dataset import fingerprint
 from .lifecycle import RunLifecycle
 from .manifest import RunRecorder, check_resume
 from .profile import Profile
-from synth.task import load_tasks
-
-from .rewards import CompilerRewards, OracleJudge
+from .rewards import CompilerRewards
 from .sft import load_model
 from .trainer_args import build, grpo_kwargs, lora_kwargs, resolved
 
@@ -40,22 +47,53 @@ def grpo_trainer(profile: Profile, output_dir: str, rewards: CompilerRewards, ta
     return trainer, lora, tokenizer
 
 
-def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None) -> dict:
+def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None, crate_oracle=None) -> dict:
     run = RunLifecycle("grpo", profile)
     tasks_path = profile.grpo.tasks or (str(Path(profile.data) / "tasks.jsonl") if profile.data else "")
     tasks = load_tasks(tasks_path)
     data_fingerprint = fingerprint([Path(tasks_path)])
     checkpoint = str(check_resume(run.out, data_fingerprint)) if resume else None
-    judge = OracleJudge(oracles if oracles is not None else build_oracles({t.lang for t in tasks}, profile.oracle))
+    judge = Judge(oracles if oracles is not None else build_oracles({t.lang for t in tasks}, profile.oracle),
+                  crate_oracle)
+    probe = None
+    if profile.grpo.probe_samples:
+        tasks, probe = learnable_tasks(profile, tasks, judge)
     rewards = CompilerRewards(judge, {t.id: t for t in tasks})
     recorder = RunRecorder(data_fingerprint)
     trainer, lora, tokenizer = grpo_trainer(profile, str(run.out), rewards, tasks, [recorder])
-    run.begin(trainer, {"tasks": tasks_path, "fingerprint": data_fingerprint, "n_tasks": len(tasks)},
+    run.begin(trainer, {"tasks": tasks_path, "fingerprint": data_fingerprint, "n_tasks": len(tasks), "probe": probe},
               resolved(trainer.args, lora), checkpoint)
     result = trainer.train(resume_from_checkpoint=checkpoint)
-    probe = tokenizer(serve_prompt(tasks[0].prompt), return_tensors="pt")["input_ids"].to(trainer.model.device)
+    probe_ids = tokenizer(serve_prompt(tasks[0].prompt), return_tensors="pt")["input_ids"].to(trainer.model.device)
     rewards_logged = {k: [log[k] for log in recorder.logs if k in log]
                       for k in sorted({k for log in recorder.logs for k in log if k.startswith("rewards/")})}
-    return run.end(result, recorder, probe, tokenizer, reward_components=rewards_logged,
+    zero_std = [log["frac_reward_zero_std"] for log in recorder.logs if "frac_reward_zero_std" in log]
+    return run.end(result, recorder, probe_ids, tokenizer, reward_components=rewards_logged,
+                   frac_reward_zero_std=zero_std,
                    oracle={"generation_batches": judge.batches, "check_calls": judge.calls,
                            "completions_checked": judge.checked, "completions_tested": judge.tested})
+
+
+def learnable_tasks(profile: Profile, tasks: list, judge: Judge) -> tuple[list, dict]:
+    """The tasks the starting policy solves sometimes (0 < p < 1), each estimated from
+    `probe_samples` samples at the GRPO temperature; and the figures per family."""
+    from synth.llm.local import LocalSampler
+    settings = profile.grpo
+    sampler = LocalSampler(profile.model, max_new_tokens=settings.max_completion_length,
+                           temperature=settings.temperature, top_p=settings.top_p, seed=profile.seed,
+                           dtype="bfloat16" if settings.bf16 else "float32")
+    n = settings.probe_samples
+    samples = sampler.complete([serve_prompt(t.prompt) for t in tasks], k=n, greedy=False,
+                               batch_size=max(1, 16 // n), until=code_is_final)
+    outcomes = judge.judge([t for t in tasks for _ in range(n)], [c for cs in samples for c in cs])
+    solved = [sum(o.solved for o in outcomes[i * n:(i + 1) * n]) for i in range(len(tasks))]
+    kept = [t for t, s in zip(tasks, solved) if 0 < s < n]
+    figures = {"samples_per_task": n, "by_family": {}}
+    for family in sorted({t.family for t in tasks}):
+        mine = [s for t, s in zip(tasks, solved) if t.family == family]
+        figures["by_family"][family] = {"tasks": len(mine), "never": mine.count(0), "always": mine.count(n),
+                                        "kept": sum(0 < s < n for s in mine)}
+    if not kept:
+        raise ValueError(f"no task the policy solves sometimes (0 < p < 1 over {n} samples): GRPO would learn "
+                         f"nothing from these groups; {figures['by_family']}")
+    return kept, figures

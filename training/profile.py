@@ -60,17 +60,27 @@ class Grpo(Optim):
     temperature: float = Field(0.8, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)
     beta: float = Field(0.0, ge=0)
+    # > 0: train only on tasks the starting policy solves sometimes, estimated from this many samples
+    # each (a group whose rewards are all equal teaches GRPO nothing)
+    probe_samples: int = Field(0, ge=0)
     # Overrides of the reward components' declared weights (training/rewards.py), by name.
     reward_weights: dict[str, float] = Field(default_factory=dict)
 
 
 class Eval(_Strict):
     tasks: str = ""
+    # greedy: one deterministic answer per task (pass@1 of greedy decoding); sample: `samples` per
+    # task at `temperature`, pass@1 and pass@k with the unbiased estimator
+    decoding: Literal["greedy", "sample"] = "sample"
     k: int = Field(5, gt=0)  # pass@k is reported for 1 and k
     samples: int = Field(10, gt=0)  # n samples per task (n >= k)
     temperature: float = Field(0.8, gt=0)
     top_p: float = Field(0.95, gt=0, le=1)
     max_new_tokens: int = Field(256, gt=0)
+    batch_size: int = Field(16, gt=0)  # prompts generated together (left-padded)
+    dtype: Literal["float32", "bfloat16"] = "float32"  # the model's weights while generating
+    shots: int = Field(0, ge=0)  # worked examples (from `examples`) shown before each task, per family
+    examples: str = ""  # a tasks file whose tasks (with their reference answers) are the worked examples
     bootstrap: int = Field(2000, gt=99)
     confidence: float = Field(0.95, gt=0.5, lt=1)
 
@@ -104,10 +114,10 @@ def load_profile(path: str | Path, overrides: dict | None = None) -> Profile:
     for key in ("model", "data", "output_dir"):
         if isinstance(data.get(key), str) and data[key] and not Path(data[key]).is_absolute():
             data[key] = str(base / data[key])
-    for section in ("grpo", "eval"):
-        tasks = data.get(section, {}).get("tasks")
+    for section, key in (("grpo", "tasks"), ("eval", "tasks"), ("eval", "examples")):
+        tasks = data.get(section, {}).get(key)
         if tasks and not Path(tasks).is_absolute():
-            data[section]["tasks"] = str(base / tasks)
+            data[section][key] = str(base / tasks)
     return parse_profile(data, str(path))
 
 

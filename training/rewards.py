@@ -8,67 +8,12 @@ generation batch: one batched oracle call per language for the whole batch (not 
 completion), then tests only for completions that compiled."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
-from oracles.verdict import Candidate
-from synth.completion import answer_code, defines, is_hollow, is_one_fenced_block
-from synth.task import Task, candidate_source
-
-
-@dataclass
-class Outcome:
-    compiled: bool
-    defined: bool
-    tests: float | None  # share passed; None when the task has none
-    first_error: str = ""  # the compiler's first error code where it failed ("error": one without a code)
-
-    @property
-    def passed(self) -> bool:
-        return self.compiled and self.defined and (self.tests is None or self.tests == 1.0)
-
-
-@dataclass
-class OracleJudge:
-    """Checks a batch of (task, completion) pairs: one batched check per language, tests for
-    what compiled. `oracles` maps a language to an oracle with check() and test()."""
-    oracles: dict
-    calls: int = 0  # batched check calls
-    batches: int = 0
-    checked: int = 0
-    tested: int = 0
-    log: list = field(default_factory=list)
-
-    def judge(self, tasks: list[Task], completions: list[str]) -> list[Outcome]:
-        self.batches += 1
-        codes = [answer_code(c) for c in completions]
-        outcomes: list[Outcome | None] = [None] * len(tasks)
-        for lang in sorted({t.lang for t in tasks}):
-            index = [i for i, t in enumerate(tasks) if t.lang == lang]
-            oracle = self.oracles.get(lang)
-            if oracle is None:
-                raise RuntimeError(f"no oracle for {lang!r} tasks (configure [train.oracle])")
-            verdicts = oracle.check([Candidate.of(candidate_source(tasks[i].context, codes[i])) for i in index])
-            self.calls += 1
-            self.checked += len(index)
-            to_test = []
-            for i, verdict in zip(index, verdicts):
-                defined = defines(codes[i], tasks[i].must_define) and not is_hollow(verdict)
-                first = (verdict.errors[0].code if verdict.errors else "") or "error"
-                outcomes[i] = Outcome(compiled=verdict.passed, defined=defined,
-                                      tests=(0.0 if tasks[i].tests else None),
-                                      first_error="" if verdict.passed else first)
-                if verdict.passed and defined and tasks[i].tests:
-                    to_test.append(i)
-            if to_test:
-                tested = oracle.test([Candidate.of(candidate_source(tasks[i].context, codes[i], tasks[i].tests))
-                                      for i in to_test])
-                self.tested += len(to_test)
-                for i, verdict in zip(to_test, tested):
-                    result = verdict.tests
-                    outcomes[i].tests = (result.passed / result.total) if result and result.total and \
-                        not result.timed_out else 0.0
-        return outcomes
+from synth.completion import is_one_fenced_block
+from synth.judge import Judge, Outcome
+from synth.task import Task
 
 
 @dataclass
@@ -77,7 +22,7 @@ class Batch:
     first use, whichever components ask."""
     tasks: list[Task]
     completions: list[str]
-    judge: OracleJudge
+    judge: Judge
     _outcomes: list[Outcome] | None = None
 
     def outcomes(self) -> list[Outcome]:
@@ -108,7 +53,7 @@ def register(name: str, weight: float):
 
 @register("compile", weight=1.0)
 def compiles(batch: Batch) -> list[float]:
-    return [float(o.compiled and o.defined) for o in batch.outcomes()]
+    return [float(o.solved) for o in batch.outcomes()]
 
 
 @register("tests", weight=1.0)
@@ -124,7 +69,7 @@ def one_fenced_block(batch: Batch) -> list[float]:
 class CompilerRewards:
     """TRL reward functions, one per registered component, over one shared judgement per batch."""
 
-    def __init__(self, judge: OracleJudge, tasks: dict[str, Task]):
+    def __init__(self, judge: Judge, tasks: dict[str, Task]):
         self.judge, self.tasks = judge, tasks
         self._key = None
         self._batch: Batch | None = None

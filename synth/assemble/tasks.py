@@ -1,10 +1,13 @@
-"""Tasks from the data: the verified rows of every lane that has a context and names what it
-defines become RL and held-out tasks (the `training.rewards.Task` shape), with the crate's own
-unit tests that exercise the function where they pass on the reference answer.
+"""Tasks from the data: the verified rows of the lanes that pose tasks become RL and held-out tasks
+(synth/task.py) of their family: `codegen` (a row with a context that names what it defines) and
+`repair` (a mutant the compiler rejected: the answer goes where the declaration was, standalone or
+in a copy of its crate, as the row was verified). Codegen tasks get the crate's own unit tests
+that exercise the function where they pass on the reference answer.
 
-The split: held-out tasks come from held-out crates; the rest is split by answer group between
-SFT rows and RL tasks. A held-out task whose answer group is also on the training side is
-refused (dropped and counted), and `check_disjoint` refuses any tasks file set that leaks."""
+The split: held-out tasks come from held-out crates; the rest is split by declaration between SFT
+rows and RL tasks (all rows of one declaration, whatever their lane, go to one side). A held-out
+task whose answer group is also on the training side is refused (dropped and counted), and
+`check_disjoint` refuses any tasks file set that leaks."""
 from __future__ import annotations
 
 import re
@@ -14,9 +17,10 @@ from pathlib import Path
 from oracles.verdict import Candidate
 from synth.assemble.answers import LeakedSplit, answer_hash
 from synth.assemble.mix import unit
+from synth.completion import definition_of
 from synth.extract.model import Declaration, crate_name
 from synth.jsonl import write_jsonl
-from synth.task import Task, candidate_source
+from synth.task import FAMILIES, CrateSpot, Task, candidate_source
 
 TESTS_HEAD = "#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
 
@@ -25,9 +29,22 @@ def row_group(row: dict) -> str:
     return answer_hash(row["response"], row["lang"])
 
 
-def task_of(row: dict) -> Task | None:
-    """The task a verified row poses, when its check is exactly the task's (context + answer)."""
-    if not row.get("must_define") or row.get("task") != "codegen":
+def declaration_of(row: dict) -> str:
+    """What a row's rows share with the other rows of its declaration (the split's unit)."""
+    return (row.get("provenance") or {}).get("decl_hash") or row_group(row)
+
+
+def task_of(row: dict, families=FAMILIES) -> Task | None:
+    """The task a verified row poses, when its check can be repeated on an answer."""
+    family = {"codegen": "codegen", "repair": "repair"}.get(row.get("task"))
+    if family not in families:
+        return None
+    return codegen_task(row) if family == "codegen" else repair_task(row)
+
+
+def codegen_task(row: dict) -> Task | None:
+    """A codegen row whose check is exactly the task's (context + answer)."""
+    if not row.get("must_define"):
         return None
     if (row.get("verification") or {}).get("scope", "standalone") != "standalone":
         return None  # verified in its crate: a task's standalone check could not confirm its answer
@@ -35,7 +52,33 @@ def task_of(row: dict) -> Task | None:
     if row.get("checked_source") not in (candidate_source(context, row["response"]), f"{context}{row['response']}\n"):
         return None  # verified in another shape (e.g. a bare method outside its impl): not a task
     return Task(id=row["id"], lang=row["lang"], prompt=row["prompt"], context=row.get("context", ""),
-                tests=row.get("tests", ""), must_define=list(row["must_define"]), group=row_group(row))
+                tests=row.get("tests", ""), must_define=list(row["must_define"]), group=row_group(row),
+                crate=row.get("crate", ""), reference=row["response"])
+
+
+def repair_task(row: dict) -> Task | None:
+    """A repair row whose answer is a declaration: placed where the broken one was (standalone:
+    its checked files differ only there; in its crate: over the declaration's byte span)."""
+    if row.get("answer_format", "declaration") != "declaration" or not row.get("signature"):
+        return None
+    broken, fixed = row["broken"], row["fixed"]
+    common = {"id": row["id"], "lang": row["lang"], "family": "repair", "prompt": row["prompt"],
+              "must_define": [] if row.get("kind") == "impl" else [definition_of(row.get("kind", ""), row.get("name", ""))],
+              "group": row_group(row), "crate": row.get("crate", ""), "reference": fixed, "broken": broken,
+              "signature": row["signature"]}
+    verification = row.get("verification") or {}
+    if verification.get("scope") == "crate":
+        recipe = verification.get("crate") or {}
+        if not recipe.get("root"):
+            return None  # recorded before rows said where their crate is
+        return Task(**common, in_crate=CrateSpot(root=recipe["root"], path=recipe["path"],
+                                                 start_byte=recipe["start_byte"], end_byte=recipe["end_byte"],
+                                                 name=recipe.get("decl_name", ""), trait_impl=recipe.get("trait_impl", False)))
+    before = row.get("context", "") + row.get("wrapper_head", "")
+    after = row["checked_broken_source"][len(before) + len(broken):]
+    if row["checked_broken_source"] != before + broken + after or row["checked_source"] != before + fixed + after:
+        return None
+    return Task(**common, context=row.get("context", ""), before=before, after=after)
 
 
 @dataclass
@@ -46,32 +89,39 @@ class Split:
     refused: int = 0  # held-out tasks dropped: their answer group is on the training side
 
     def stats(self) -> dict:
+        by_family = lambda tasks: {f: n for f in FAMILIES if (n := sum(t.family == f for t in tasks))}  # noqa: E731
         return {"sft_rows": len(self.sft_rows), "rl_tasks": len(self.rl_tasks),
-                "heldout_tasks": len(self.heldout_tasks), "heldout_refused": self.refused}
+                "heldout_tasks": len(self.heldout_tasks), "heldout_refused": self.refused,
+                "rl_by_family": by_family(self.rl_tasks), "heldout_by_family": by_family(self.heldout_tasks)}
 
 
-def split_rows(rows: list[dict], heldout_crates: set[str], rl_share: float, seed: int) -> Split:
-    """Held-out crates' rows -> held-out tasks; the others by answer group -> RL tasks or SFT rows."""
+def split_rows(rows: list[dict], heldout_crates: set[str], rl_share: float, seed: int,
+               families=FAMILIES) -> Split:
+    """Held-out crates' rows -> held-out tasks; the others by declaration -> RL tasks or SFT rows."""
     split = Split()
-    training = [r for r in rows if r.get("crate") not in heldout_crates]
-    for row in training:
-        task = task_of(row)
-        if task is not None and unit(seed, "rl", task.group) < rl_share:
+    rl_units = {declaration_of(r) for r in rows if r.get("crate") not in heldout_crates
+                and task_of(r, families) is not None and unit(seed, "rl", declaration_of(r)) < rl_share}
+    for row in rows:
+        if row.get("crate") in heldout_crates:
+            continue
+        task = task_of(row, families) if declaration_of(row) in rl_units else None
+        if task is not None:
             split.rl_tasks.append(task)
         else:
             split.sft_rows.append(row)
     rl_groups = {t.group for t in split.rl_tasks}
     moved = [r for r in split.sft_rows if row_group(r) in rl_groups]  # a twin of an RL answer
     split.sft_rows = [r for r in split.sft_rows if row_group(r) not in rl_groups]
-    split.rl_tasks += [t for t in map(task_of, moved) if t is not None]
+    split.rl_tasks += [t for t in (task_of(r, families) for r in moved) if t is not None]
     seen = {row_group(r) for r in split.sft_rows} | rl_groups
     for row in rows:
-        if row.get("crate") in heldout_crates and (task := task_of(row)) is not None:
+        if row.get("crate") in heldout_crates and (task := task_of(row, families)) is not None:
             if task.group in seen:
                 split.refused += 1
             else:
-                seen.add(task.group)
                 split.heldout_tasks.append(task)
+                if task.family == "codegen":  # a twin answer is one task (a repair task's mutants are many)
+                    seen.add(task.group)
     return split
 
 
@@ -128,15 +178,14 @@ def attach_tests(rows: list[dict], test_decls: list[Declaration], oracle) -> int
 
 
 
-def split_outputs(out_dir: str | Path, outputs: list, heldout_crates: list[str], heldout_share: float,
-                  rl_share: float, seed: int) -> dict:
+def split_outputs(out_dir: str | Path, outputs: list, settings, seed: int) -> dict:
     """The pipeline's step: the rows of the lanes that pose tasks (stage outputs with `.rows`) are
-    split; the stages keep only their SFT rows, and the tasks files are written. Held-out crates:
-    the ones named, else a seeded share of the crates present."""
+    split ([tasks] settings); the stages keep only their SFT rows, and the tasks files are
+    written. Held-out crates: the ones named, else a seeded share of the crates present."""
     rows = [r.model_dump(mode="json") for o in outputs for r in o.rows]
     crates = sorted({r["crate"] for r in rows if r.get("crate")})
-    held = set(heldout_crates) or {c for c in crates if unit(seed, "heldout", c) < heldout_share}
-    split = split_rows(rows, held, rl_share, seed)
+    held = set(settings.heldout_crates) or {c for c in crates if unit(seed, "heldout", c) < settings.heldout_share}
+    split = split_rows(rows, held, settings.rl_share, seed, tuple(settings.families))
     stats = write_tasks(out_dir, split)
     keep = {r["id"] for r in split.sft_rows}
     for output in outputs:

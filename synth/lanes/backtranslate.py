@@ -38,6 +38,7 @@ def engine_config(settings: BacktranslateSettings, models: dict, seed: int) -> B
 class BacktranslateLane(Lane):
     name = "backtranslate"
     Settings = BacktranslateSettings
+    poses_tasks = True
 
     def items(self, ctx, settings, decls):
         items = sorted((d for d in decls if d.kind in KINDS.get(d.lang, ()) and not d.near_parse_error),

@@ -89,6 +89,8 @@ class Lane:
     name: ClassVar[str]
     Settings: ClassVar[type[StageSettings]] = StageSettings
     needs: ClassVar[tuple[str, ...]] = ()  # lanes whose rows this lane reads (they run first)
+    poses_tasks: ClassVar[bool] = False  # its rows can be RL and held-out tasks ([tasks])
+    tasks_by_default: ClassVar[bool] = False  # with it enabled, tasks are written unless [tasks] enabled = false
 
     def pays(self, settings: StageSettings, models: dict) -> bool:
         """Whether the lane calls a model that is not free; the plan and the run both ask this."""
@@ -143,10 +145,6 @@ class Lane:
 
     def finish(self, ctx: RunContext, settings, out: StageOutput, items: list) -> None:
         """After every item: ordering, balancing across items, counters."""
-
-    def after_run(self, ctx: RunContext, settings, outputs: dict) -> str | None:
-        """After every lane has run (before rows are written): work across lanes' outputs; a note."""
-        return None
 
     def plan_items(self, ctx: RunContext, settings, decls: list[Declaration], estimate) -> list:
         """The items a plan prices (a lane fed by another lane's rows knows fewer before the run)."""

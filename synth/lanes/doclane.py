@@ -2,12 +2,12 @@
 doc summary and signature, with the declarations it compiles with shown, and whose answer is the
 verified declaration (synth/docs/documented.py). With it enabled, the run also writes
 tasks/rl.jsonl and tasks/heldout.jsonl from the verified rows of the lanes that pose tasks
-(synth/assemble/tasks.py): held-out crates apart, no answer group on two sides."""
+(unless [tasks] enabled = false; synth/assemble/tasks.py): held-out crates apart, no answer group
+on two sides."""
 from __future__ import annotations
 
 from pydantic import Field
 
-from synth.assemble.tasks import split_outputs
 from synth.docs.documented import doc_candidates, doc_lane
 from synth.store import fingerprint
 from synth.prompts import template_hash
@@ -15,13 +15,12 @@ from synth.prompts import template_hash
 from .base import Lane, StageSettings, by_declaration, toolchain_of
 from .estimate import plan_row
 
-TASK_LANES = ("doclane", "backtranslate")  # the lanes whose rows are tasks (a prompt and a checkable answer)
-
 
 class DocLaneSettings(StageSettings):
-    heldout_crates: list[str] = Field(default_factory=list)  # crate folder names; else a share of them
-    heldout_share: float = Field(0.2, ge=0, lt=1)
-    rl_share: float = Field(0.2, ge=0, lt=1)
+    # deprecated: [tasks] heldout_crates / heldout_share / rl_share (still read, moved there with a note)
+    heldout_crates: list[str] | None = None
+    heldout_share: float | None = Field(None, ge=0, lt=1)
+    rl_share: float | None = Field(None, ge=0, lt=1)
     # a function whose standalone file fails is verified in its crate (an SFT row, never a task)
     in_crate: bool = True
 
@@ -29,6 +28,8 @@ class DocLaneSettings(StageSettings):
 class DocLane(Lane):
     name = "doclane"
     Settings = DocLaneSettings
+    poses_tasks = True
+    tasks_by_default = True  # with it, a run writes the task files unless [tasks] enabled = false
 
     def items(self, ctx, settings, decls):
         return doc_candidates(decls)
@@ -44,11 +45,6 @@ class DocLane(Lane):
 
     def finish(self, ctx, settings, out, items):
         out.rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash))
-
-    def after_run(self, ctx, settings, outputs: dict) -> str:
-        """Split the task lanes' rows into SFT rows and the task files; says what it wrote."""
-        lanes = [outputs[name] for name in TASK_LANES if name in outputs]
-        return f"tasks: {split_outputs(ctx.out, lanes, **settings.model_dump(exclude={'enabled', 'in_crate'}), seed=ctx.seed)}"
 
     def plan(self, ctx, settings, pending, estimate):
         return plan_row("doclane", "-", items=len(pending), rows=len(pending), compile_candidates=len(pending),

@@ -36,6 +36,7 @@ def operator_set(lang: str) -> list:
 class RepairLane(Lane):
     name = "repair"
     Settings = RepairSettings
+    poses_tasks = True
 
     def items(self, ctx, settings, decls):
         return [d for lang in ("rust", "vox") for d in eligible_declarations(decls, lang)]

@@ -47,22 +47,8 @@ def crate_recipe(decl: Declaration, oracle) -> dict:
     return {"name": facts.get("name"), "version": facts.get("version"), "edition": facts.get("edition"),
             "features": facts.get("features", []), "crate_hash": facts.get("crate_hash"),
             "path": decl.crate_path, "start_byte": decl.start_byte, "end_byte": decl.end_byte,
-            "check": "cargo check --offline --lib", "rustflags": oracle.flags["rustflags"]}
-
-
-def render_crate_diagnostics(verdict: Verdict) -> str:
-    """Errors as a crate check gives them: in the declaration (its own lines) or elsewhere in the crate."""
-    lines = []
-    for d in verdict.errors:
-        head = f"error[{d.code}]: {d.message}" if d.code else f"error: {d.message}"
-        if d.path:
-            head += f"\n --> {d.path}, line {d.line} (elsewhere in the crate)"
-        elif d.line is not None:
-            head += f"\n --> line {d.line}, column {d.column}"
-            if d.label:
-                head += f": {d.label}"
-        lines.append("\n".join([head, *(f"  = {n}" for n in d.notes)]))
-    return "\n".join(lines)
+            "check": "cargo check --offline --lib", "rustflags": oracle.flags["rustflags"],
+            "root": decl.crate_root, "decl_name": decl.name, "trait_impl": _in_trait_impl(decl)}
 
 
 def funnel(eligible: list[Declaration], scopes: dict[str, str], rejected: list[dict], mutants, rows) -> dict:

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracles.verdict import Candidate, Verdict
-from synth.extract.model import Declaration, block_text, language_and_fence, standalone_source
+from synth.extract.model import Declaration, block_text, crate_name, language_and_fence, standalone_source
 from synth.jsonl import write_json, write_jsonl
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, Verification, make_row
 
 from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
-from .in_crate import crate_jobs, crate_originals, crate_recipe, funnel, render_crate_diagnostics
+from .diagnostics import answer_offset, render_diagnostics
+from .in_crate import crate_jobs, crate_originals, crate_recipe, funnel
 from .vox_ops import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
 
 ELIGIBLE_KINDS = {"rust": {"fn", "method", "impl"},
@@ -104,27 +105,6 @@ def make_mutants(decls: list[Declaration], operators: list[Operator], config: Re
     return mutants
 
 
-def answer_offset(decl: Declaration) -> int:
-    """Lines of the standalone file before the declaration's first line."""
-    return (decl.context + decl.wrapper_head).count("\n")
-
-
-def render_diagnostics(verdict: Verdict, decl: Declaration) -> str:
-    """The compiler's errors, positioned in the declaration as the prompt shows it."""
-    offset = answer_offset(decl)
-    lines = []
-    for d in verdict.errors:
-        head = f"error[{d.code}]: {d.message}" if d.code else f"error: {d.message}"
-        if d.line is not None and d.line > offset:
-            head += f"\n --> line {d.line - offset}, column {d.column}"
-            if d.label:
-                head += f": {d.label}"
-        elif d.line is not None:
-            head += f"\n --> in the context, line {d.line}"
-        lines.append("\n".join([head, *(f"  = {n}" for n in d.notes)]))
-    return "\n".join(lines)
-
-
 def unified_diff(broken: str, fixed: str, name: str) -> str:
     b = broken if broken.endswith("\n") else broken + "\n"
     f = fixed if fixed.endswith("\n") else fixed + "\n"
@@ -144,9 +124,9 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
         instruction = ("Reply with a unified diff (---/+++ headers, @@ hunks) that fixes the declaration."
                        if config.diff else "Reply with the corrected declaration only.")
         recipe = recipes.get(decl.id)
-        shown = render_crate_diagnostics(m.verdict) if recipe else render_diagnostics(m.verdict, decl)
-        owner = f"It is a method inside:\n```{fence}\n{decl.owner}\n```\n\n" if decl.owner else ""
         broken, fixed = m.broken, block_text(decl.clean_text)
+        shown = render_diagnostics(m.verdict, broken, 0 if recipe else answer_offset(decl))
+        owner = f"It is a method inside:\n```{fence}\n{decl.owner}\n```\n\n" if decl.owner else ""
         prompt = template("repair").format(language=language, fence=fence, context=decl.context.rstrip() or "(none)",
                                            owner=owner, broken=broken.rstrip(), diagnostics=shown,
                                            instruction=instruction)
@@ -158,6 +138,7 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
             provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id, stage="repair", operator=m.operator,
                                   prompt_template_hash=tmpl_hash, seed=config.seed),
             checked_source=standalone_source(decl, fixed), checked_broken_source=standalone_source(decl, broken),
+            crate=crate_name(decl), name=decl.name, kind=decl.kind, signature=decl.signature,
             broken=broken, fixed=fixed, context=decl.context, wrapper_head=decl.wrapper_head,
             wrapper_tail=decl.wrapper_tail, operator=m.operator, diagnostic_codes=codes,
             primary_code=(m.verdict.errors[0].code or "syntax"), answer_format="diff" if config.diff else "declaration",

@@ -20,6 +20,7 @@ from pathlib import Path
 from synth.config import SynthConfig
 from synth.extract.extract import extract_sources
 from synth.jsonl import write_json, write_jsonl
+from synth.assemble.tasks import split_outputs
 from synth.lanes.base import StageOutput
 from synth.rows import Row
 from synth.store import ItemStore
@@ -158,10 +159,11 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
                 summary.batch_submitted = len(unique)
             except BudgetExceeded as exc:
                 attention.append(f"batch not submitted: {exc}")
-        for name, lane in LANES.items():
-            note = lane.after_run(ctx, ctx.settings[name], outputs) if name in outputs else None
-            if note:
-                summary.notes.append(note)
+        summary.notes += config.notes
+        tasks = task_lanes(LANES, outputs, config.tasks)
+        if tasks:
+            split = split_outputs(out, tasks, config.tasks, config.run.seed)
+            summary.notes.append(f"tasks: {split}")
         write_outputs(out, outputs)
         snapshot_dir, diff = write_snapshot(out, config.assemble, config.run.seed)
         totals = client.ledger.totals()
@@ -191,6 +193,14 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
             ctx.crate_oracle.close()
         store.close()
     return summary
+
+
+def task_lanes(lanes: dict, outputs: dict[str, StageOutput], settings) -> list[StageOutput]:
+    """The outputs whose rows become tasks, when this run writes tasks ([tasks] enabled, or by
+    default when a lane that writes them by default ran)."""
+    ran = [name for name in lanes if name in outputs]
+    enabled = settings.enabled if settings.enabled is not None else any(lanes[n].tasks_by_default for n in ran)
+    return [outputs[n] for n in ran if lanes[n].poses_tasks] if enabled else []
 
 
 def write_outputs(out: Path, outputs: dict[str, StageOutput]) -> None:
