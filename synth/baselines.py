@@ -4,6 +4,8 @@
 - `rustc`: rustc's own fix: every suggestion the compiler marks MachineApplicable (the ones
   `cargo fix` applies) that lies inside the declaration, applied and checked again, round after
   round, as `cargo fix` does. A repair model is worth something where these are not enough.
+- `reference`: the verified answer itself. Every task should count: a check of the judge and of
+  the task's placement (a task whose own reference fails cannot measure anything).
 A baseline answers None where it does not apply (a codegen task; rustc's fix for a task verified
 in its crate, whose check is cargo's); such tasks are left out of its rate and counted."""
 from __future__ import annotations
@@ -48,4 +50,5 @@ def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str:
 
 
 BASELINES = {"unchanged": lambda task, oracles: unchanged(task),
+             "reference": lambda task, oracles: task.reference or None,
              "rustc": lambda task, oracles: rustc_fix(task, oracles["rust"])}

@@ -56,9 +56,6 @@ def cmd_bench(args) -> int:
     for raw in getattr(args, "crates", None) or []:
         if not Path(raw).exists():
             raise UsageError(f"{raw}: no such file or directory")
-    for raw in getattr(args, "heldout", None) or []:
-        if not Path(raw).is_dir():
-            raise UsageError(f"{raw}: not a crate folder (--heldout takes crate folders)")
     if args.executor == "ray" and args.what != "oracle":
         raise UsageError(f"bench {args.what} measures this machine; `--executor ray` is for `bench oracle`")
     result = importlib.import_module(BENCHES[args.what]).bench(args)
@@ -275,6 +272,8 @@ def cmd_train(args) -> int:
             raise UsageError("give --profile P, or --model DIR --data RUN_DIR --out DIR")
         if args.max_steps:
             getattr(profile, args.stage).max_steps = args.max_steps
+        if args.tasks:
+            profile.grpo.tasks = str(Path(args.tasks).resolve())
         if args.stage == "sft":
             from training.sft import run_sft
             manifest = run_sft(profile, resume=args.resume)
@@ -305,14 +304,14 @@ def cmd_eval(args) -> int:
         settings = profile.eval.model_copy(update={k: v for k, v in (("decoding", args.decoding), ("shots", args.shots),
                                                                      ("examples", args.examples)) if v is not None})
         tasks_path = args.tasks or settings.tasks
-        tasks = load_tasks(tasks_path)
+        tasks = [t for t in load_tasks(tasks_path) if args.family is None or t.family == args.family]
         oracles = build_oracles({t.lang for t in tasks}, profile.oracle)
         crate = build_oracle("crate_batch", profile.oracle) if any(t.in_crate for t in tasks) else None
         baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else None
         try:
             result = run_eval(settings, args.model or profile.model, args.adapter, oracles, args.out,
                               baseline=baseline, seed=profile.seed, tasks_path=tasks_path, answers=args.answers,
-                              crate_oracle=crate)
+                              crate_oracle=crate, family=args.family)
         finally:
             if crate is not None:
                 crate.close()

@@ -32,10 +32,11 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="print the figures the issues ask for")
     common(bench)
     bench.add_argument("what", choices=sorted(benches))
-    bench.add_argument("--out", help="crates: run directory for the rows and stats/ (default runs/bench-crates)")
+    bench.add_argument("--out", help="crates: run directory for the rows and stats/ (default runs/bench-crates); "
+                       "loop: the loop's run directory (default runs/loop)")
     bench.add_argument("--in-crate", choices=["fallback", "always"], default="always",
                        help="crates: verify in the crate only where the standalone file fails, or always")
-    bench.add_argument("--steps", type=int, help="train: optimizer steps per measured run (12); loop: SFT steps (32)")
+    bench.add_argument("--steps", type=int, help="train: optimizer steps per measured run (12); loop: SFT steps (the profile's)")
     bench.add_argument("--n", type=int, default=500,
                        help="oracle: candidates; refresh: declarations (300); crates: side-by-side sample (300)")
     bench.add_argument("--seed", type=int, default=0)
@@ -46,8 +47,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                        help="oracle: Rust sources for the pipeline stream (default examples/rust); "
                             "extract: real sources to measure (and a crate among them to scale); crates: the crate "
                             "folders (default the pinned corpus)")
-    bench.add_argument("--heldout", nargs="+", metavar="PATH",
-                       help="loop: crates whose verified declarations become the held-out tasks")
+    bench.add_argument("--ablate", choices=["mens"],
+                       help="loop: also train on audit-style error-correction rows instead of synth's and compare")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     executor(bench, "local")
     bench.set_defaults(command="bench")
@@ -125,6 +126,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     train.add_argument("--model", help="local model directory (overrides the profile's)")
     train.add_argument("--data", help="run directory or snapshot with train.jsonl/val.jsonl (overrides the profile's)")
     train.add_argument("--out", help="output directory (overrides the profile's output_dir)")
+    train.add_argument("--tasks", help="grpo: the RL tasks JSONL (overrides the profile's [grpo] tasks)")
     train.add_argument("--max-steps", type=int, help="stop after N optimizer steps")
     train.add_argument("--resume", action="store_true", help="resume the latest checkpoint (same data only)")
     train.add_argument("--json", action="store_true")
@@ -139,8 +141,10 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--decoding", choices=["greedy", "sample"], help="default: [eval] decoding of the profile")
     evaluate.add_argument("--shots", type=int, help="worked examples per family shown before each task (from --examples)")
     evaluate.add_argument("--examples", help="tasks file the worked examples come from (e.g. RUN/tasks/rl.jsonl)")
-    evaluate.add_argument("--answers", choices=["unchanged", "rustc"],
-                          help="no model: judge a baseline's answers (the broken code unchanged, rustc's own fix)")
+    evaluate.add_argument("--family", choices=["codegen", "repair"], help="only the tasks of this family")
+    evaluate.add_argument("--answers", choices=["unchanged", "rustc", "reference"],
+                          help="no model: judge a baseline's answers (the broken code unchanged, rustc's own fix, "
+                               "the tasks' own reference answers)")
     evaluate.add_argument("--out", required=True, help="where to write the evaluation JSON")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(command="eval")

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, ValidationError, create_model, field_validator, model_validator
 
 from oracles.settings import OracleSettings
+from synth.fit import TokenLimits
 from synth.llm.models import ModelSettings
 from synth.llm.providers import provider
 
@@ -44,6 +45,9 @@ class TaskSettings(Strict):
     heldout_crates: list[str] = Field(default_factory=list)  # crate folder names; else a seeded share of them
     heldout_share: float = Field(0.2, ge=0, lt=1)
     rl_share: float = Field(0.2, ge=0, lt=1)  # of the training side's declarations, those that become RL tasks
+    # > 0: at most this many tasks of one answer group (a declaration's repair mutants), seeded;
+    # its tasks rise and fall together, so more of them add cost more than information
+    per_group: int = Field(0, ge=0)
 
 
 class RunSettings(Strict):
@@ -67,6 +71,7 @@ class SynthConfig(Strict):
     oracles: OracleSettings = Field(default_factory=OracleSettings)
     assemble: AssembleConfig = Field(default_factory=AssembleConfig)
     tasks: TaskSettings = Field(default_factory=TaskSettings)
+    tokens: TokenLimits = Field(default_factory=TokenLimits)  # rows that fit the model being trained
     _notes: list[str] = PrivateAttr(default_factory=list)  # what the config should say differently
 
     @property
@@ -147,6 +152,7 @@ def load_config(path: str | Path, lanes: dict | None = None) -> SynthConfig:
     config.run.out = resolve(config.run.out)
     config.run.cache_dir = resolve(config.run.cache_dir)
     config.run.prices = resolve(config.run.prices)
+    config.tokens.tokenizer = resolve(config.tokens.tokenizer)
     for stage in config.stage_settings().values():
         stage.resolve_paths(resolve)
     return config

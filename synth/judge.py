@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from oracles.verdict import Candidate, Splice, Verdict
 from synth.assemble.answers import normalize_answer
-from synth.completion import answer_code, defines, is_hollow
+from synth.completion import answer_code, defines, is_hollow, without_own_cfg
 from synth.task import Task
 
 
@@ -108,7 +108,7 @@ def outcome(task: Task, code: str, verdict: Verdict) -> Outcome:
     result = Outcome(compiled=verdict.passed, defined=defined, tests=0.0 if task.tests else None,
                      first_error="" if verdict.passed else first)
     if task.family == "repair" and result.solved:
-        result.exact = normalize_answer(code, task.lang) == normalize_answer(task.reference, task.lang)
+        result.exact = normalize_answer(code, task.lang) == normalize_answer(without_own_cfg(task.reference), task.lang)
         result.deleted = not result.exact and deletes_the_error(code, task.broken, task.reference)
     return result
 

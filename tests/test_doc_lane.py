@@ -2,6 +2,7 @@
 example crate, the real Rust oracle (check and test paths), the real tiny model for batched greedy
 decoding. The loop itself (real model, minutes) is `synth bench loop`, not a test."""
 import json
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE_CRATE
@@ -138,28 +139,57 @@ def _crate(root, name: str, body: str):
     (root / name / "src" / "lib.rs").write_text(body)
 
 
-def test_the_pipeline_writes_tasks_and_keeps_heldout_answers_out_of_training(tmp_path):
-    from synth.config import load_config
-    from synth.lanes import LANES
-    from synth.pipeline.run import run_pipeline
-
-    fns = "".join(f"/// Returns {i} more than `x`.\npub fn plus_{i}(x: u64) -> u64 {{\n    x + {i}\n}}\n\n"
+def _two_crates_config(tmp_path, tasks: str, repair: bool = True) -> Path:
+    fns = "".join(f"/// Returns {i} more than `x`.\npub fn plus_{i}(x: u64) -> u64 {{\n    let y = x + {i};\n    y\n}}\n\n"
                   for i in range(6))
     _crate(tmp_path, "alpha", fns)
     _crate(tmp_path, "beta", fns.replace("plus_", "add_"))
     (tmp_path / "synth.toml").write_text(
         '[run]\nout = "run"\ncache_dir = "cache"\n\n[[sources]]\npath = "alpha"\nlang = "rust"\n\n'
-        '[[sources]]\npath = "beta"\nlang = "rust"\n\n[stages.repair]\nenabled = false\n\n'
-        '[stages.doclane]\nenabled = true\nheldout_crates = ["beta"]\nrl_share = 0.3\n')
-    summary = run_pipeline(load_config(tmp_path / "synth.toml", LANES))
+        f'[[sources]]\npath = "beta"\nlang = "rust"\n\n[stages.repair]\nenabled = {str(repair).lower()}\n\n'
+        f'[stages.doclane]\nenabled = true\n{tasks}')
+    return tmp_path / "synth.toml"
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_the_pipeline_writes_tasks_and_keeps_heldout_answers_out_of_training(tmp_path):
+    """Doc and repair lanes together: the held-out crate's rows of both lanes become held-out tasks
+    of both families and nothing of it reaches rows/, train.jsonl or val.jsonl."""
+    from synth.config import load_config
+    from synth.lanes import LANES
+    from synth.pipeline.run import run_pipeline
+
+    config = _two_crates_config(tmp_path, '\n[tasks]\nheldout_crates = ["beta"]\nrl_share = 0.3\n')
+    summary = run_pipeline(load_config(config, LANES))
     run = tmp_path / "run"
     heldout = [Task.model_validate_json(line) for line in (run / "tasks" / "heldout.jsonl").read_text().splitlines()]
     rl = [Task.model_validate_json(line) for line in (run / "tasks" / "rl.jsonl").read_text().splitlines()]
-    sft = [json.loads(line) for line in (run / "rows" / "codegen.jsonl").read_text().splitlines()]
-    assert len(heldout) == 6 and all("add_" in t.must_define[0] for t in heldout), summary.notes
-    assert rl and sft and len(rl) + len(sft) == 6
+    codegen = [t for t in heldout if t.family == "codegen"]
+    repair = [t for t in heldout if t.family == "repair"]
+    assert len(codegen) == 6 and all("add_" in t.must_define[0] for t in codegen), summary.notes
+    assert repair and all(t.crate == "beta" and "add_" in t.signature for t in repair), summary.notes
+    sft = _lines(run / "rows" / "codegen.jsonl") + _lines(run / "rows" / "repair.jsonl")
+    trained = _lines(run / "train.jsonl") + _lines(run / "val.jsonl")
+    assert rl and sft and trained and {r["task"] for r in trained} == {"codegen", "repair"}
+    assert not [r for r in sft + trained if r["crate"] == "beta" or "add_" in r["response"]]
     assert not {t.group for t in heldout} & ({t.group for t in rl} | {row_group(r) for r in sft})
     assert not {t.id for t in rl} & {r["id"] for r in sft}  # RL tasks are not trained on by SFT
+    # every declaration is on one side: an RL task's function has no SFT row of either lane
+    rl_functions = {t.reference.split("(")[0].split()[-1] for t in rl}
+    assert not [r for r in sft if r["response"].split("(")[0].split()[-1] in rl_functions]
+
+
+def test_the_doc_lanes_old_task_keys_are_still_read_with_a_note(tmp_path):
+    from synth.config import load_config
+    from synth.lanes import LANES
+
+    config = load_config(_two_crates_config(tmp_path, 'heldout_crates = ["beta"]\nrl_share = 0.3\n', repair=False),
+                         LANES)
+    assert config.tasks.heldout_crates == ["beta"] and config.tasks.rl_share == 0.3
+    assert any("[stages.doclane] heldout_crates, rl_share: deprecated" in n for n in config.notes), config.notes
 
 
 def test_make_model_refuses_a_gguf_that_is_not_the_pinned_one(tmp_path, monkeypatch):

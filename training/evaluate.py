@@ -153,10 +153,11 @@ def gates(baseline: dict, result: dict, settings: Eval, seed: int = 0) -> dict:
 
 def run_eval(settings: Eval, model_dir: str | None, adapter: str | None, oracles: dict, out: str | Path,
              baseline: dict | None = None, seed: int = 0, tasks_path: str | None = None,
-             answers: str | None = None, crate_oracle=None) -> dict:
-    """Evaluate a model (or, with `answers`, a baseline that needs none) and write the JSON."""
+             answers: str | None = None, crate_oracle=None, family: str | None = None) -> dict:
+    """Evaluate a model (or, with `answers`, a baseline that needs none) on the tasks (of one
+    family) and write the JSON."""
     tasks_path = tasks_path or settings.tasks
-    tasks = load_tasks(tasks_path)
+    tasks = [t for t in load_tasks(tasks_path) if family is None or t.family == family]
     judge = Judge(oracles, crate_oracle)
     if answers:
         result = evaluate(settings, baseline_answers(answers, oracles), judge, tasks, f"baseline:{answers}")

@@ -9,11 +9,12 @@ solves (0 < p < 1) are trained on; the manifest says how many of each there were
 `frac_reward_zero_std` (the share of groups with equal rewards) at every step."""
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from trl import GRPOConfig, GRPOTrainer
 
-from oracles.factory import build_oracles
+from oracles.factory import build_oracle, build_oracles
 from synth.completion import code_is_final
 from synth.judge import Judge
 from synth.task import load_tasks
@@ -53,8 +54,20 @@ def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None
     tasks = load_tasks(tasks_path)
     data_fingerprint = fingerprint([Path(tasks_path)])
     checkpoint = str(check_resume(run.out, data_fingerprint)) if resume else None
-    judge = Judge(oracles if oracles is not None else build_oracles({t.lang for t in tasks}, profile.oracle),
-                  crate_oracle)
+    own_crate_oracle = crate_oracle is None and any(t.in_crate for t in tasks)
+    if own_crate_oracle:
+        crate_oracle = build_oracle("crate_batch", profile.oracle)
+    try:
+        judge = Judge(oracles if oracles is not None else build_oracles({t.lang for t in tasks}, profile.oracle),
+                      crate_oracle)
+        return _train(profile, run, tasks, tasks_path, data_fingerprint, checkpoint, judge)
+    finally:
+        if own_crate_oracle:
+            crate_oracle.close()
+
+
+def _train(profile: Profile, run: RunLifecycle, tasks: list, tasks_path: str, data_fingerprint: str,
+           checkpoint: str | None, judge: Judge) -> dict:
     probe = None
     if profile.grpo.probe_samples:
         tasks, probe = learnable_tasks(profile, tasks, judge)
@@ -76,13 +89,17 @@ def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None
 
 def learnable_tasks(profile: Profile, tasks: list, judge: Judge) -> tuple[list, dict]:
     """The tasks the starting policy solves sometimes (0 < p < 1), each estimated from
-    `probe_samples` samples at the GRPO temperature; and the figures per family."""
+    `probe_samples` samples at the GRPO temperature (of a seeded `probe_tasks` of them, where set:
+    sampling is most of the cost on a CPU); and the figures per family."""
     from synth.llm.local import LocalSampler
     settings = profile.grpo
     sampler = LocalSampler(profile.model, max_new_tokens=settings.max_completion_length,
                            temperature=settings.temperature, top_p=settings.top_p, seed=profile.seed,
                            dtype="bfloat16" if settings.bf16 else "float32")
     n = settings.probe_samples
+    if settings.probe_tasks and len(tasks) > settings.probe_tasks:  # a seeded sample, in the file's order
+        chosen = set(random.Random(f"{profile.seed}:probe").sample(range(len(tasks)), settings.probe_tasks))
+        tasks = [t for i, t in enumerate(tasks) if i in chosen]
     samples = sampler.complete([serve_prompt(t.prompt) for t in tasks], k=n, greedy=False,
                                batch_size=max(1, 16 // n), until=code_is_final)
     outcomes = judge.judge([t for t in tasks for _ in range(n)], [c for cs in samples for c in cs])

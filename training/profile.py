@@ -63,6 +63,7 @@ class Grpo(Optim):
     # > 0: train only on tasks the starting policy solves sometimes, estimated from this many samples
     # each (a group whose rewards are all equal teaches GRPO nothing)
     probe_samples: int = Field(0, ge=0)
+    probe_tasks: int = Field(0, ge=0)  # > 0: probe (and train on) a seeded sample of this many tasks only
     # Overrides of the reward components' declared weights (training/rewards.py), by name.
     reward_weights: dict[str, float] = Field(default_factory=dict)
 

@@ -87,11 +87,12 @@ class Split:
     rl_tasks: list[Task] = field(default_factory=list)
     heldout_tasks: list[Task] = field(default_factory=list)
     refused: int = 0  # held-out tasks dropped: their answer group is on the training side
+    capped: int = 0  # tasks left out by [tasks] per_group
 
     def stats(self) -> dict:
         by_family = lambda tasks: {f: n for f in FAMILIES if (n := sum(t.family == f for t in tasks))}  # noqa: E731
         return {"sft_rows": len(self.sft_rows), "rl_tasks": len(self.rl_tasks),
-                "heldout_tasks": len(self.heldout_tasks), "heldout_refused": self.refused,
+                "heldout_tasks": len(self.heldout_tasks), "heldout_refused": self.refused, "capped": self.capped,
                 "rl_by_family": by_family(self.rl_tasks), "heldout_by_family": by_family(self.heldout_tasks)}
 
 
@@ -123,6 +124,16 @@ def split_rows(rows: list[dict], heldout_crates: set[str], rl_share: float, seed
                 if task.family == "codegen":  # a twin answer is one task (a repair task's mutants are many)
                     seen.add(task.group)
     return split
+
+
+def capped(tasks: list[Task], per_group: int, seed: int) -> tuple[list[Task], list[Task]]:
+    """At most `per_group` tasks of each answer group (a seeded choice, in the list's order), and the rest."""
+    groups: dict[str, list[Task]] = {}
+    for task in tasks:
+        groups.setdefault(task.group, []).append(task)
+    chosen = {t.id for members in groups.values()
+              for t in sorted(members, key=lambda t: unit(seed, "per-group", t.id))[:per_group]}
+    return [t for t in tasks if t.id in chosen], [t for t in tasks if t.id not in chosen]
 
 
 def check_disjoint(sft_rows: list[dict], rl_tasks: list[Task], heldout_tasks: list[Task]) -> None:
@@ -186,6 +197,10 @@ def split_outputs(out_dir: str | Path, outputs: list, settings, seed: int) -> di
     crates = sorted({r["crate"] for r in rows if r.get("crate")})
     held = set(settings.heldout_crates) or {c for c in crates if unit(seed, "heldout", c) < settings.heldout_share}
     split = split_rows(rows, held, settings.rl_share, seed, tuple(settings.families))
+    if settings.per_group:
+        split.rl_tasks, extra_rl = capped(split.rl_tasks, settings.per_group, seed)
+        split.heldout_tasks, extra_held = capped(split.heldout_tasks, settings.per_group, seed)
+        split.capped = len(extra_rl) + len(extra_held)
     stats = write_tasks(out_dir, split)
     keep = {r["id"] for r in split.sft_rows}
     for output in outputs:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from oracles.verdict import Candidate, Verdict
 from synth.completion import without_own_cfg
 from synth.extract.model import Declaration, crate_name
+from synth.fit import Fit
 from synth.mutate.in_crate import crate_originals, crate_recipe
 from synth.prompts import system_prompt, with_context
 from synth.rows import Provenance, Row, make_row
@@ -134,11 +135,17 @@ def doc_row(item: DocItem, verdict: Verdict, seed: int, recipe: dict | None = No
 
 
 def doc_lane(decls: list[Declaration], oracle, seed: int = 0, crate_oracle=None,
-             keep=None) -> tuple[list[Row], list[dict]]:
+             fit: Fit | None = None) -> tuple[list[Row], list[dict]]:
     """Rows of the documented functions whose answer compiles in its context (or, with
-    `crate_oracle`, in its crate where the standalone file fails); the rest rejected. `keep(item)`:
-    which items are worth verifying at all (e.g. those within a trainer's token limits)."""
-    items = [item for item in map(doc_item, doc_candidates(decls)) if keep is None or keep(item)]
+    `crate_oracle`, in its crate where the standalone file fails); the rest rejected. With `fit`
+    ([tokens]), an item over the token limits is rejected before any compile."""
+    items, rejected = [], []
+    for item in map(doc_item, doc_candidates(decls)):
+        over = fit.over(item.prompt, item.answer) if fit is not None else None
+        if over:
+            rejected.append({"decl": item.decl.id, "name": item.decl.name, "lang": "rust", "reason": over})
+        else:
+            items.append(item)
     rows, failed = [], []
     for item, verdict in zip(items, verify(items, oracle)):
         if verdict.passed:
@@ -146,7 +153,6 @@ def doc_lane(decls: list[Declaration], oracle, seed: int = 0, crate_oracle=None,
         else:
             failed.append((item, verdict))
     in_crate, why_not = crate_originals([i.decl for i, _ in failed], crate_oracle) if crate_oracle else ({}, {})
-    rejected = []
     for item, verdict in failed:
         if item.decl.id in in_crate:
             rows.append(doc_row(item, in_crate[item.decl.id], seed, crate_recipe(item.decl, crate_oracle)))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from synth.extract.model import Declaration
+from synth.fit import Fit
 from synth.store import ItemStore, fingerprint
 from synth.rows import Row
 from synth.strict import Strict
@@ -78,6 +79,7 @@ class RunContext:
     on_item: object = None  # on_item(stage, note): an item finished (progress display)
     deferred: list = field(default_factory=list)  # batch mode: requests to submit
     outputs: dict = field(default_factory=dict)  # name -> StageOutput of the lanes run so far
+    fit: Fit = field(default_factory=Fit)  # [tokens]: what fits the model being trained
 
     def ticker(self, stage: str):
         return (lambda note: self.on_item(stage, note)) if self.on_item else None

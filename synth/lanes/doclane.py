@@ -37,10 +37,10 @@ class DocLane(Lane):
     def fingerprint(self, ctx, settings, lang, oracle):
         crate = _crate_oracle(ctx, settings)
         return fingerprint("doclane", lang, ctx.seed, toolchain_of(oracle), oracle.flags, template_hash("system"),
-                           *([crate.toolchain, crate.flags] if crate else []))
+                           *([crate.toolchain, crate.flags] if crate else []), *ctx.fit.fingerprint)
 
     def process(self, ctx, settings, todo, oracle, out):
-        rows, rejected = doc_lane(todo, oracle, ctx.seed, _crate_oracle(ctx, settings))
+        rows, rejected = doc_lane(todo, oracle, ctx.seed, _crate_oracle(ctx, settings), ctx.fit)
         return by_declaration(todo, rows, rejected)
 
     def finish(self, ctx, settings, out, items):

@@ -9,7 +9,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from synth.mutate.repair import LANGS, RepairConfig, balance, eligible_declarations, repair_rows
+from synth.mutate import diagnostics
+from synth.mutate.repair import (LANGS, RepairConfig, balance, build_rows, eligible_declarations, repair_prompt,
+                                  repair_rows)
 from synth.store import fingerprint
 from synth.prompts import template_hash
 
@@ -25,6 +27,12 @@ class RepairSettings(StageSettings):
     diff: bool = False  # answer with a unified diff instead of the fixed declaration
     # Rust: verify in the real crate where the standalone file fails (or always, or never)
     in_crate: Literal["fallback", "always", "never"] = "fallback"
+
+
+def row_format() -> str:
+    """The code that writes a row (its fields, its prompt, how errors are shown): a change to it
+    changes the lane's fingerprint, so stored rows are written again."""
+    return fingerprint(inspect.getsource(build_rows), inspect.getsource(repair_prompt), inspect.getsource(diagnostics))
 
 
 def operator_set(lang: str) -> list:
@@ -44,15 +52,16 @@ class RepairLane(Lane):
     def fingerprint(self, ctx, settings, lang, oracle):
         crate = _crate_oracle(ctx, settings, lang)
         return fingerprint("repair", lang, ctx.seed, settings.diff, toolchain_of(oracle), oracle.flags,
-                           template_hash("repair"), operator_set(lang),
-                           *([settings.in_crate, crate.toolchain, crate.flags] if crate else []))
+                           template_hash("repair"), operator_set(lang), row_format(),
+                           *([settings.in_crate, crate.toolchain, crate.flags] if crate else []), *ctx.fit.fingerprint)
 
     def process(self, ctx, settings, todo, oracle, out):
         lang = todo[0].lang
         # No balancing per item: it is done once in `finish`, over the rows of all items.
         config = RepairConfig(seed=ctx.seed, max_share=1.0, diff=settings.diff, operator_caps={},
                               in_crate=settings.in_crate)
-        result = repair_rows(todo, oracle, config, lang=lang, crate_oracle=_crate_oracle(ctx, settings, lang))
+        result = repair_rows(todo, oracle, config, lang=lang, crate_oracle=_crate_oracle(ctx, settings, lang),
+                             fit=ctx.fit)
         return by_declaration(todo, result.rows, result.rejected, lang=lang)
 
     def finish(self, ctx, settings, out, items):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from oracles.verdict import Candidate, Verdict
 from synth.extract.model import Declaration, block_text, crate_name, language_and_fence, standalone_source
+from synth.fit import Fit
 from synth.jsonl import write_json, write_jsonl
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, Verification, make_row
@@ -120,20 +121,15 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
     tmpl_hash = template_hash("repair")
     for m in mutants:
         decl = m.decl
-        language, fence = language_and_fence(decl.lang)
-        instruction = ("Reply with a unified diff (---/+++ headers, @@ hunks) that fixes the declaration."
-                       if config.diff else "Reply with the corrected declaration only.")
+        fence = language_and_fence(decl.lang)[1]
         recipe = recipes.get(decl.id)
         broken, fixed = m.broken, block_text(decl.clean_text)
         shown = render_diagnostics(m.verdict, broken, 0 if recipe else answer_offset(decl))
-        owner = f"It is a method inside:\n```{fence}\n{decl.owner}\n```\n\n" if decl.owner else ""
-        prompt = template("repair").format(language=language, fence=fence, context=decl.context.rstrip() or "(none)",
-                                           owner=owner, broken=broken.rstrip(), diagnostics=shown,
-                                           instruction=instruction)
+        prompt = repair_prompt(decl, broken, shown, config.diff)
         response = unified_diff(broken, fixed, f"{decl.name or 'decl'}.{fence}") if config.diff else fixed
         codes = sorted({d.code or "syntax" for d in m.verdict.errors})
         row = make_row(
-            lang=decl.lang, lane=f"{decl.lang}_repair", task="repair", prompt=prompt.strip(), response=response,
+            lang=decl.lang, lane=f"{decl.lang}_repair", task="repair", prompt=prompt, response=response,
             verdict=originals[decl.id], system=system_prompt(),
             provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id, stage="repair", operator=m.operator,
                                   prompt_template_hash=tmpl_hash, seed=config.seed),
@@ -149,6 +145,18 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
             row.broken_verification.update(scope="crate", crate=recipe)
         rows.append(row)
     return rows
+
+
+def repair_prompt(decl: Declaration, broken: str, diagnostics: str, diff: bool) -> str:
+    """The user turn of a repair row: the context, the impl a method sits in, the broken
+    declaration, the compiler's errors and what to answer with."""
+    language, fence = language_and_fence(decl.lang)
+    instruction = ("Reply with a unified diff (---/+++ headers, @@ hunks) that fixes the declaration."
+                   if diff else "Reply with the corrected declaration only.")
+    owner = f"It is a method inside:\n```{fence}\n{decl.owner}\n```\n\n" if decl.owner else ""
+    return template("repair").format(language=language, fence=fence, context=decl.context.rstrip() or "(none)",
+                                     owner=owner, broken=broken.rstrip(), diagnostics=diagnostics,
+                                     instruction=instruction).strip()
 
 
 def balance(rows: list[Row], max_share: float, seed: int,
@@ -195,15 +203,21 @@ def eligible_declarations(decls: list[Declaration], lang: str) -> list[Declarati
 
 
 def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = None,
-                lang: str = "rust", operators: list[Operator] | None = None, crate_oracle=None) -> RepairResult:
+                lang: str = "rust", operators: list[Operator] | None = None, crate_oracle=None,
+                fit: Fit | None = None) -> RepairResult:
     """Repair rows for the `lang` declarations (with their context), gated by `oracle`
     (RustOracle for Rust, VoxOracle for Vox); `crate_oracle` (CrateBatchOracle) checks Rust
-    declarations in their crate where `config.in_crate` says so."""
+    declarations in their crate where `config.in_crate` says so. With `fit` ([tokens]), a
+    declaration whose rows cannot fit (its answer, or its prompt without the broken code and the
+    errors) is left out before any compile, and a row whose prompt does not fit is rejected."""
     config = config or RepairConfig()
     default_ops, sites_of, apply_edit = LANGS[lang]
     operators = operators or default_ops
     result = RepairResult(stats={op.name: OperatorStats() for op in operators})
     eligible = eligible_declarations(decls, lang)
+    if fit is not None and fit.active:
+        eligible, too_long = _fitting(eligible, fit, config.diff)
+        result.rejected += too_long
     use_crate = crate_oracle is not None and lang == "rust" and config.in_crate != "never"
     alone = [d for d in eligible if not (use_crate and config.in_crate == "always" and d.crate_root)]
     original_verdicts = _check(oracle, [standalone_source(d) for d in alone], True)
@@ -252,6 +266,9 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
             st.killed += 1
             killed.append(m)
     rows = build_rows(killed, originals, config, recipes)
+    if fit is not None and fit.active:
+        rows, too_long = _fitting_rows(rows, fit)
+        result.rejected += too_long
     kept, dropped = balance(rows, config.max_share, config.seed, config.operator_caps)
     for row in dropped:
         result.stats[row.operator].balanced_out += 1
@@ -265,6 +282,31 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
     if use_crate:
         result.funnel = funnel(eligible, scopes, result.rejected, mutants, result.rows)
     return result
+
+
+def _fitting(decls: list[Declaration], fit: Fit, diff: bool) -> tuple[list[Declaration], list[dict]]:
+    """The declarations whose rows may fit the token limits, and the others rejected."""
+    kept, rejected = [], []
+    for decl in decls:
+        floor = repair_prompt(decl, "", "", diff)  # every row's prompt holds at least this
+        over = fit.over(floor, None if diff else block_text(decl.clean_text))
+        if over:
+            rejected.append({"decl": decl.id, "name": decl.name, "reason": over})
+        else:
+            kept.append(decl)
+    return kept, rejected
+
+
+def _fitting_rows(rows: list[Row], fit: Fit) -> tuple[list[Row], list[dict]]:
+    kept, rejected = [], []
+    for row in rows:
+        over = fit.over(row.prompt, row.response)
+        if over:
+            rejected.append({"decl": row.provenance.decl_id, "operator": row.operator, "reason": over,
+                             "row_id": row.id})
+        else:
+            kept.append(row)
+    return kept, rejected
 
 
 def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = None) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from synth.fit import Fit
 from synth.config import SynthConfig
 from synth.extract.extract import extract_sources
 from synth.llm.plan import plan_calls
@@ -35,7 +36,8 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
     verdicts = VerdictCache(cache_dir / "verdicts")
     oracles = build_oracles({d.lang for d in decls}, config.oracles, verdicts, notes)
     ctx = RunContext(store=store, oracles=oracles, client=None, seed=config.run.seed, models=config.models,
-                     settings=config.stage_settings(), cache_dir=str(cache_dir), out=config.run.out,
+                     settings=config.stage_settings(), fit=Fit(config.tokens), cache_dir=str(cache_dir),
+                     out=config.run.out,
                      attention=notes, crate_oracle=crate_oracle(oracles, config.oracles, verdicts, notes))
     measured = ((last_stats(config.run.out) or {}).get("summary") or {}).get("stages", {})
     repair = measured.get("repair") or {}

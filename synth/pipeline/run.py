@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from synth.fit import Fit
 from synth.config import SynthConfig
 from synth.extract.extract import extract_sources
 from synth.jsonl import write_json, write_jsonl
@@ -121,7 +122,8 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         if pending:
             attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")
         ctx = RunContext(store=store, oracles=oracles, client=client, seed=config.run.seed, models=config.models,
-                         settings=config.stage_settings(), cache_dir=str(cache_dir), out=str(out), attention=attention,
+                         settings=config.stage_settings(), fit=Fit(config.tokens), cache_dir=str(cache_dir), out=str(out),
+                         attention=attention,
                          crate_oracle=executor.oracle(crate_oracle(oracles, config.oracles, verdicts, attention),
                                                       "crate_batch", config.oracles))
         if on_item:
