@@ -210,22 +210,45 @@ def test_eval_pass_at_k_with_real_sampling_and_gate(setup, tmp_path, capsys):
     result = json.loads(out.read_text())
     summary = result["summary"]
     assert summary["tasks"] == 4 and summary["samples"] == 16 and result["oracle"]["check_calls"] == 1
+    assert result["families"]["codegen"]["tasks"] == 4 and "repair" not in result["families"]
     for task in result["per_task"].values():
-        assert 0 <= task["passed"] <= task["compiled"] <= task["n"] == 4
+        assert task["n"] == 4 and 0 <= task["passed"] <= task["solved"] * 4 <= 4
     from synth.passk import pass_at_k
-    assert summary["pass@1"] == pytest.approx(sum(pass_at_k(4, t["passed"], 1) for t in result["per_task"].values()) / 4)
+    assert summary["pass_at_1"] == pytest.approx(
+        round(sum(pass_at_k(4, t["passed"], 1) for t in result["per_task"].values()) / 4, 4))
+    assert summary["pass@2"] == pytest.approx(
+        round(sum(pass_at_k(4, t["passed"], 2) for t in result["per_task"].values()) / 4, 4))
     # Gate: against itself no regression; against a baseline that passed everything, a regression
     # unless this run passed everything too.
     again = tmp_path / "again.json"
     assert main(["eval", "--profile", str(profile), "--out", str(again), "--baseline", str(out)]) == 0
-    assert json.loads(again.read_text())["gate"]["regressed"] is False
+    gate = json.loads(again.read_text())["gate"]
+    assert gate["all"]["regressed"] is False and gate["codegen"]["delta"] == 0
     perfect = json.loads(out.read_text())
     for task in perfect["per_task"].values():
         task["pass@1"] = 1.0
     (tmp_path / "perfect.json").write_text(json.dumps(perfect))
     code = main(["eval", "--profile", str(profile), "--out", str(again), "--baseline", str(tmp_path / "perfect.json")])
     gate = json.loads(again.read_text())["gate"]
-    assert gate["regressed"] == (summary["pass@1"] < 1.0) and code == (1 if gate["regressed"] else 0)
+    assert gate["all"]["regressed"] == (summary["pass_at_1"] < 1.0) and code == (1 if gate["all"]["regressed"] else 0)
+
+
+def test_greedy_eval_is_deterministic_and_batches_prompts(setup, tmp_path, capsys, monkeypatch):
+    """`synth eval --decoding greedy`: one answer per task, the same bytes twice, the prompts
+    generated a batch at a time (one generate call for the 4 tasks, not 4)."""
+    from transformers import GenerationMixin
+    calls = []
+    generate = GenerationMixin.generate
+    monkeypatch.setattr(GenerationMixin, "generate",
+                        lambda self, *a, **k: calls.append(k["input_ids"].shape[0]) or generate(self, *a, **k))
+    profile = _profile_copy(setup, tmp_path)
+    outs = [tmp_path / "first.json", tmp_path / "second.json"]
+    for out in outs:
+        assert main(["eval", "--profile", str(profile), "--decoding", "greedy", "--out", str(out)]) == 0
+    first, second = (json.loads(p.read_text()) for p in outs)
+    assert first["summary"]["samples"] == first["summary"]["tasks"] == 4
+    assert first["per_task"] == second["per_task"] and first["families"] == second["families"]
+    assert calls == [4, 4]  # each evaluation: one batch of the 4 prompts (batch_size 16)
 
 
 def _sgd_step(setup, tmp_path, batch_size: int, grad_accum: int, break_normalisation=False):

@@ -34,12 +34,29 @@ def task_dataset(tasks):
     return Dataset.from_list([{"prompt": serve_prompt(t.prompt), "task_id": t.id} for t in tasks])
 
 
+def score_completions_only_on_cpu() -> None:
+    """TRL's fused LM head projects every position of a sequence onto the vocabulary on devices
+    without Triton, to keep tile shapes fixed for compilers that would otherwise recompile (e.g.
+    Neuron); its compact path projects only the positions that carry a label (the completion).
+    A CPU compiles nothing: take the compact path there (the prompt is most of a GRPO sequence)."""
+    import trl.trainer.utils as trl_utils
+    if getattr(trl_utils._use_triton, "synth_compact_on_cpu", False):
+        return
+    original = trl_utils._use_triton
+
+    def use_compact(device):
+        return device.type == "cpu" or original(device)
+    use_compact.synth_compact_on_cpu = True
+    trl_utils._use_triton = use_compact
+
+
 def grpo_trainer(profile: Profile, output_dir: str, rewards: CompilerRewards, tasks, callbacks: list | None = None):
     """TRL's trainer on the profile's model, with a function and a resolved weight for every
     registered reward component; and the LoRA config and tokenizer it got. Settings are checked
     before the model is loaded."""
     from peft import LoraConfig
 
+    score_completions_only_on_cpu()
     args = build(GRPOConfig, grpo_kwargs(profile, output_dir))
     lora = build(LoraConfig, lora_kwargs(profile))
     model, tokenizer = load_model(profile.model)

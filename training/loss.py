@@ -33,6 +33,18 @@ def weighted_token_loss(logits: torch.Tensor, labels: torch.Tensor, weights: tor
     return total / max(1, num_items)
 
 
+def supervised_log_probs(hidden: torch.Tensor, labels: torch.Tensor, lm_head: torch.nn.Module) -> torch.Tensor:
+    """Each next token's log-probability, aligned with the shifted labels: [B, T-1], zero where
+    nothing is supervised. The vocabulary projection is computed at the supervised positions only
+    (`hidden`: the model's final hidden states, [B, T, H]): a prompt's positions carry no loss, and
+    on a CPU projecting every one of them onto a 49k vocabulary was over half of an SFT step."""
+    labels, hidden = labels[:, 1:], hidden[:, :-1]
+    mask = labels != IGNORE
+    logits = lm_head(hidden[mask].to(lm_head.weight.dtype)).float()
+    picked = logits.log_softmax(-1).gather(-1, labels[mask].unsqueeze(-1)).squeeze(-1)
+    return picked.new_zeros(mask.shape).masked_scatter(mask, picked)
+
+
 def weighted_nll(token_log_probs: torch.Tensor, token_weights: torch.Tensor, num_items: int | torch.Tensor
                  ) -> torch.Tensor:
     """The same loss from per-token log-probabilities already aligned with the shifted labels

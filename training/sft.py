@@ -17,7 +17,7 @@ from .collate import WeightedCollator
 from .curriculum import CurriculumSampler
 from .dataset import check_grouped_split, encode_rows, load_split, snapshot_fingerprint
 from .lifecycle import RunLifecycle
-from .loss import weighted_nll
+from .loss import supervised_log_probs, weighted_nll
 from .manifest import RunRecorder, check_resume
 from .profile import Profile
 from .trainer_args import batching, build, lora_kwargs, resolved, sft_kwargs
@@ -35,13 +35,17 @@ class WeightedSFTTrainer(SFTTrainer):
                                  self.args.per_device_train_batch_size)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        weights = inputs.pop("token_weights")
+        weights, labels = inputs.pop("token_weights"), inputs.pop("labels")
         if num_items_in_batch is None:
             if model.training:  # without it each micro-batch would be averaged on its own (audit defect)
                 raise RuntimeError("the trainer did not count the optimizer step's supervised tokens")
-            num_items_in_batch = (inputs["labels"][:, 1:] != -100).sum()
-        outputs = model(**inputs, use_cache=False, fused_lm_head=True)
-        loss = weighted_nll(outputs.log_probs, weights[:, 1:], num_items_in_batch)
+            num_items_in_batch = (labels[:, 1:] != -100).sum()
+        # the final hidden states, with logits for one position only: the loss projects just the
+        # supervised positions onto the vocabulary (through the wrapped model, so DDP still syncs)
+        outputs = model(**inputs, use_cache=False, output_hidden_states=True, logits_to_keep=1)
+        lm_head = self.accelerator.unwrap_model(model).get_output_embeddings()
+        log_probs = supervised_log_probs(outputs.hidden_states[-1], labels, lm_head)
+        loss = weighted_nll(log_probs, weights[:, 1:], num_items_in_batch)
         if self.args.average_tokens_across_devices and model.training:
             loss = loss * self.accelerator.num_processes  # the count spans all ranks; DDP averages gradients
         return (loss, outputs) if return_outputs else loss

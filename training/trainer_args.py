@@ -102,6 +102,8 @@ def grpo_kwargs(profile: Profile, output_dir: str) -> dict:
         "top_p": grpo.top_p,
         "beta": grpo.beta,
         "reward_weights": reward_weights(grpo),
+        # a static KV cache while sampling: the default one grows by concatenation (1.5x slower on a CPU)
+        "cache_implementation": "static",
         "remove_unused_columns": False,
         "shuffle_dataset": True,
     }
