@@ -17,8 +17,10 @@ same number of rows and steps: benchmarks/mens_rows.py) and compares both on the
 tasks. `seconds` says where the time went; RUN/progress.json is written after every phase."""
 from __future__ import annotations
 
-import contextlib
 import json
+import os
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,20 +35,29 @@ KEYS = {"compile_rate": "solved", "pass_at_1": "pass@1"}  # per-task scores behi
 class Loop:
     """The run directory and its phases: each one a `synth` command, timed."""
 
-    def __init__(self, out: Path, profile: Path, seed: int):
+    def __init__(self, out: Path, profile: Path, seed: int, threads: int | None = None):
         self.out, self.profile, self.seed = out, profile, seed
+        # on a crowded machine one torch thread beats two that wait for each other at every op
+        self.env = {**os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {})}
         self.seconds: dict[str, float] = {}
         self.report: dict = {}
 
     def synth(self, phase: str, *argv: str) -> int:
-        """One `synth` command, in this process (its printed output goes to stderr: stdout is the JSON)."""
-        from synth.cli import main
+        """One `synth` command, as a user runs it (its printed output goes to stderr: stdout is the JSON)."""
         start = time.perf_counter()
-        with contextlib.redirect_stdout(sys.stderr):
-            code = main([str(a) for a in argv])
+        code = subprocess.run([sys.executable, "-m", "synth.cli", *map(str, argv)], stdout=sys.stderr,
+                              env=self.env).returncode
         self.seconds[phase] = round(self.seconds.get(phase, 0.0) + time.perf_counter() - start, 1)
         (self.out / "progress.json").write_text(json.dumps({"seconds": self.seconds, **self.report}, indent=1))
         return code
+
+    def data(self, phase: str, config: Path) -> dict:
+        """`synth run`: the rows, the tasks and a snapshot; its summary."""
+        if self.synth(phase, "run", "--config", config, "--out", self.out, "--json") != 0:
+            raise RuntimeError(f"synth run failed (see {self.out}/stats/run.json)")
+        data = json.loads((self.out / "stats" / "run.json").read_text())["summary"]
+        self.report["data"] = data_figures(self.out, data)
+        return data
 
     def eval(self, phase: str, name: str, *argv: str, baseline: str | None = None) -> dict:
         path = self.out / "eval" / f"{name}.json"
@@ -61,35 +72,42 @@ class Loop:
         return self.synth(phase, "train", stage, "--profile", self.profile, "--out", out, "--json", *argv)
 
 
-def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, out: str = "runs/loop", sft_steps: int | None = None,
+def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: int | None = None,
                    grpo_steps: int | None = None, threads: int | None = None, ablate: str | None = None,
-                   seed: int = 0) -> dict:
+                   seed: int = 0, rounds: int = 1) -> dict:
+    from synth.config import load_config
+    from synth.lanes import LANES
     from training.base_model import DEFAULT_DIR
     from training.profile import load_profile
 
-    if threads:  # on a crowded machine one thread beats two that wait for each other at every op
-        import torch
-        torch.set_num_threads(threads)
     base = str(Path(load_profile(profile).model))
     if not (Path(base) / "config.json").exists():
         raise FileNotFoundError(f"no base model at {base} (run `make model`; default {DEFAULT_DIR})")
-    run = Path(out).resolve()
+    # the config's run directory: its policy model (what round 2 samples) is the SFT model written there
+    run = Path(load_config(config, LANES).run.out)
+    for stale in ("sft", "grpo", "eval", "rounds", "mens_sft"):  # a fresh start: no policy before round 1
+        shutil.rmtree(run / stale, ignore_errors=True)
     run.mkdir(parents=True, exist_ok=True)
-    loop = Loop(run, Path(profile).resolve(), seed)
-    if loop.synth("data", "run", "--config", config, "--out", run, "--json") != 0:
-        raise RuntimeError(f"synth run failed (see {run}/stats/run.json)")
-    data = json.loads((run / "stats" / "run.json").read_text())["summary"]
-    loop.report["data"] = data_figures(run, data)
+    loop = Loop(run, Path(profile).resolve(), seed, threads)
+    data = loop.data("data", config)
     evals = {"base": loop.eval("eval_base", "base", "--model", base)}
     evals["unchanged"] = loop.eval("baselines", "unchanged", "--answers", "unchanged", "--family", "repair")
     evals["rustc"] = loop.eval("baselines", "rustc", "--answers", "rustc", "--family", "repair")
     evals["one_shot_base"] = loop.eval("eval_one_shot", "one_shot_base", "--model", base, "--shots", "1",
                                        "--family", "repair")
     steps = ["--max-steps", str(sft_steps)] if sft_steps else []
-    if loop.train("sft", "sft", run / "sft", "--data", run, *steps) != 0:
-        raise RuntimeError("synth train sft failed (see its output above)")
     sft_model = str(run / "sft" / "merged")
-    evals["sft"] = loop.eval("eval_sft", "sft", "--model", sft_model, baseline="base")
+    history = []
+    for number in range(1, rounds + 1):
+        if number > 1:  # the policy (last round's model) answers the RL tasks; what passes joins SFT
+            keep = run / "rounds" / str(number - 1)
+            shutil.copytree(run / "sft" / "merged", keep / "merged")
+            data = loop.data(f"data_round{number}", config)
+        if loop.train(f"sft_round{number}" if number > 1 else "sft", "sft", run / "sft", "--data", run, *steps) != 0:
+            raise RuntimeError("synth train sft failed (see its output above)")
+        name = "sft" if number == rounds else f"sft_round{number}"
+        evals[name] = loop.eval(f"eval_{name}", name, "--model", sft_model, baseline="base")
+        history.append(round_figures(number, data, evals[name], history[-1]["eval"] if history else None, seed))
     steps = ["--max-steps", str(grpo_steps)] if grpo_steps else []
     grpo_ok = loop.train("grpo", "grpo", run / "grpo", "--model", sft_model, "--tasks", run / "tasks" / "rl.jsonl",
                          *steps) == 0
@@ -100,10 +118,25 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, out: str = "r
     models = {"base": {"model": base, "adapter": None}, "sft": {"model": sft_model, "adapter": None},
               "grpo": {"model": sft_model, "adapter": str(run / "grpo" / "adapter") if grpo_ok else None}}
     result = summary(evals, data, loop, grpo_ok, grpo_manifest, models, seed)
+    if rounds > 1:
+        result["rounds"] = [{k: v for k, v in r.items() if k != "eval"} for r in history]
     if ablate == "mens":
         result["ablation"] = ablate_mens(loop, evals, sft_steps, seed)
     result["seconds"] = {**loop.seconds, "total": round(sum(loop.seconds.values()), 1)}
     return result
+
+
+def round_figures(number: int, data: dict, result: dict, previous: dict | None, seed: int) -> dict:
+    """One round of expert iteration: what its data phase sampled from the policy (pass@k on the RL
+    tasks before sampling, samples kept per family) and the held-out rates after its SFT, against
+    the round before."""
+    rft = (data.get("stages") or {}).get("rft") or {}
+    out = {"round": number, "rft": rft.get("by_family") if number > 1 else None,
+           "rft_rows": rft.get("rows") if number > 1 else 0,
+           "heldout": {family: _rates(result, family) for family in result["families"]}, "eval": result}
+    if previous is not None:
+        out["vs_previous_round"] = {family: paired(previous, result, family, seed) for family in result["families"]}
+    return out
 
 
 def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: dict, models: dict, seed: int) -> dict:
@@ -204,6 +237,6 @@ def _read(path: Path) -> dict:
 
 
 def bench(args) -> dict:
-    """`synth bench loop`."""
+    """`synth bench loop` (its run directory is the loop config's `[run] out`: runs/loop)."""
     return run_loop_bench(seed=args.seed, sft_steps=args.steps, threads=args.jobs, ablate=args.ablate,
-                          out=args.out or "runs/loop")
+                          rounds=args.rounds or 1)

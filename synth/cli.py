@@ -297,24 +297,14 @@ def cmd_train(args) -> int:
 def cmd_eval(args) -> int:
     from training.evaluate import run_eval
     from training.profile import load_profile
-    from oracles.factory import build_oracle, build_oracles
-    from synth.task import load_tasks
     try:
         profile = load_profile(args.profile)
         settings = profile.eval.model_copy(update={k: v for k, v in (("decoding", args.decoding), ("shots", args.shots),
                                                                      ("examples", args.examples)) if v is not None})
-        tasks_path = args.tasks or settings.tasks
-        tasks = [t for t in load_tasks(tasks_path) if args.family is None or t.family == args.family]
-        oracles = build_oracles({t.lang for t in tasks}, profile.oracle)
-        crate = build_oracle("crate_batch", profile.oracle) if any(t.in_crate for t in tasks) else None
         baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else None
-        try:
-            result = run_eval(settings, args.model or profile.model, args.adapter, oracles, args.out,
-                              baseline=baseline, seed=profile.seed, tasks_path=tasks_path, answers=args.answers,
-                              crate_oracle=crate, family=args.family)
-        finally:
-            if crate is not None:
-                crate.close()
+        result = run_eval(settings, args.model or profile.model, args.adapter, profile.oracle, args.out,
+                          baseline=baseline, seed=profile.seed, tasks_path=args.tasks or settings.tasks,
+                          answers=args.answers, family=args.family)
     except (*_training_errors(), ValueError) as exc:
         raise UsageError(str(exc)) from exc
     gate = result.get("gate") or {}

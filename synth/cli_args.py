@@ -33,7 +33,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     common(bench)
     bench.add_argument("what", choices=sorted(benches))
     bench.add_argument("--out", help="crates: run directory for the rows and stats/ (default runs/bench-crates); "
-                       "loop: the loop's run directory (default runs/loop)")
+                       "loop: not used (the loop config's [run] out)")
     bench.add_argument("--in-crate", choices=["fallback", "always"], default="always",
                        help="crates: verify in the crate only where the standalone file fails, or always")
     bench.add_argument("--steps", type=int, help="train: optimizer steps per measured run (12); loop: SFT steps (the profile's)")
@@ -47,6 +47,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                        help="oracle: Rust sources for the pipeline stream (default examples/rust); "
                             "extract: real sources to measure (and a crate among them to scale); crates: the crate "
                             "folders (default the pinned corpus)")
+    bench.add_argument("--rounds", type=int, help="loop: rounds of expert iteration (round 2 samples the round-1 "
+                       "model on the RL tasks and trains on what passes with the round-1 data)")
     bench.add_argument("--ablate", choices=["mens"],
                        help="loop: also train on audit-style error-correction rows instead of synth's and compare")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")

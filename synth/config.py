@@ -111,6 +111,13 @@ class SynthConfig(Strict):
             self._notes.append(f"[stages.doclane] {', '.join(moved)}: deprecated, set them in [tasks] "
                                "(read there this time)")
 
+    def writes_tasks(self, lanes: dict) -> bool:
+        """[tasks] enabled, or by default when an enabled lane writes them by default (the doc lane)."""
+        if self.tasks.enabled is not None:
+            return self.tasks.enabled
+        return any(lane.tasks_by_default and self.stage_settings()[name].enabled for name, lane in lanes.items()
+                   if name in self.stage_settings())
+
     def stage_settings(self) -> dict:
         """name -> the lane's settings (empty until the config is typed by the lanes)."""
         if isinstance(self.stages, dict):
@@ -153,6 +160,11 @@ def load_config(path: str | Path, lanes: dict | None = None) -> SynthConfig:
     config.run.cache_dir = resolve(config.run.cache_dir)
     config.run.prices = resolve(config.run.prices)
     config.tokens.tokenizer = resolve(config.tokens.tokenizer)
+    for name, model in config.models.items():
+        if model.is_local:  # a model folder (and adapter) next to the config, like every other path; one a
+            # training run has not written yet is the RFT lane's to say (it samples from it once it exists)
+            config.models[name] = model.model_copy(update={"model": resolve(model.model),
+                                                           "adapter": resolve(model.adapter)})
     for stage in config.stage_settings().values():
         stage.resolve_paths(resolve)
     return config

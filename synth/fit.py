@@ -41,7 +41,7 @@ class Fit:
     def count(self, text: str) -> int:
         if self._tokenizer is not None:
             return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
-        from synth.llm.tokens import bpe_count
+        from synth.llm.providers.base import bpe_count
         return bpe_count(text, "gpt-4o")
 
     def over(self, prompt: str | None = None, answer: str | None = None) -> str | None:

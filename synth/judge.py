@@ -12,12 +12,15 @@ answers that count."""
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from oracles.verdict import Candidate, Splice, Verdict
 from synth.assemble.answers import normalize_answer
 from synth.completion import answer_code, defines, is_hollow, without_own_cfg
-from synth.task import Task
+
+if TYPE_CHECKING:
+    from synth.task import Task
 
 
 @dataclass
@@ -28,6 +31,7 @@ class Outcome:
     first_error: str = ""  # the compiler's first error code where it failed ("error": one without a code)
     exact: bool = False  # repair: the original restored
     deleted: bool = False  # repair: compiles because the erroring lines are gone
+    verdict: Verdict | None = field(default=None, repr=False)  # the compiler's, for rows that keep the answer
 
     @property
     def solved(self) -> bool:
@@ -106,7 +110,7 @@ def outcome(task: Task, code: str, verdict: Verdict) -> Outcome:
         defined = defined and keeps_signature(code, task.signature, task.lang)
     first = (verdict.errors[0].code if verdict.errors else "") or "error"
     result = Outcome(compiled=verdict.passed, defined=defined, tests=0.0 if task.tests else None,
-                     first_error="" if verdict.passed else first)
+                     first_error="" if verdict.passed else first, verdict=verdict)
     if task.family == "repair" and result.solved:
         result.exact = normalize_answer(code, task.lang) == normalize_answer(without_own_cfg(task.reference), task.lang)
         result.deleted = not result.exact and deletes_the_error(code, task.broken, task.reference)

@@ -46,11 +46,12 @@ def print_extract_summary(summary: dict, out: str) -> None:
 
 def print_plan(plan: dict) -> None:
     table = Table("stage", "model", "items", "calls", "cache hits", "input tok", "output tok", "expected $",
-                  "worst $", "rows", "compile (s)", "attrition", title="plan: what `synth run` would do (no call made)")
+                  "worst $", "rows", "compile (s)", "sampling (s)", "attrition", title="plan: what `synth run` would do (no call made)")
     for r in plan["stages"] + [{**plan["total"], "stage": "total", "model": "", "attrition": ""}]:
         table.add_row(r["stage"], r["model"], str(r["items"]), f"{r['calls']:g}", str(r["cache_hits"]),
                       str(int(r["input_tokens"])), f"{r['expected_output_tokens']:.0f}", f"{r['expected_cost_usd']:.4f}",
                       f"{r['worst_case_usd']:.4f}", f"{r['expected_rows']:.0f}", f"{r['compiler_s']:.2f}",
+                      f"{r['sampling_s']:.0f}",
                       r["attrition"])
     console = Console(width=max(140, Console().width), highlight=False)
     console.print(table)

@@ -1,7 +1,8 @@
 """A task (held out for evaluation, or for RL): the prompt the model sees and how an answer is
 checked. The synthesis writes them (tasks/rl.jsonl, tasks/heldout.jsonl); the trainers and
 `synth eval` read them; synth/judge.py checks answers. Two families:
-- `codegen`: write a declaration; the answer is placed after the task's context.
+- `codegen`: write a declaration; the answer is placed after the task's context (a method checked
+  inside its impl block: between `before` and `after`, as its row was checked).
 - `repair`: fix a declaration the compiler rejected (the prompt shows it with rustc's errors); the
   answer is placed where the declaration was, standalone (between `before` and `after`) or in a
   copy of its crate (`in_crate`), as the row it comes from was verified."""
@@ -41,18 +42,19 @@ class Task(BaseModel):
     must_define: list[str] = Field(default_factory=list)  # `name` (any item) or `keyword name` (`fn gcd`)
     group: str = ""  # the answer group of the verified reference (held-out tasks share none with training)
     crate: str = ""  # the crate (or source folder) it comes from: held-out crates give held-out tasks
+    declaration: str = ""  # the declaration's content hash: its tasks of every family share one side of the split
     reference: str = ""  # the verified answer (for repair: the declaration before it was broken)
+    before: str = ""  # the checked file up to the answer (context, impl header), when not `context` + answer
+    after: str = ""  # ... and after it
     # repair only
     broken: str = ""  # the declaration as the prompt shows it, which the compiler rejected
     signature: str = ""  # the original signature: an answer that changes it does not count
-    before: str = ""  # standalone: the checked file up to the declaration (context, impl header)
-    after: str = ""  # ... and after it
     in_crate: CrateSpot | None = None  # verified in a copy of its crate instead
 
     def source(self, code: str, with_tests: bool = False) -> str:
         """The file a standalone check of `code` as this task's answer compiles."""
         tests = self.tests if with_tests else ""
-        if self.family == "repair":
+        if self.family == "repair" or self.before or self.after:  # placed where the declaration was
             return f"{self.before}{code}{self.after}" + (f"\n{tests.strip(chr(10))}\n" if tests else "")
         return candidate_source(self.context, code, tests)
 

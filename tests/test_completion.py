@@ -1,8 +1,6 @@
 """A reply is read one way everywhere: RFT acceptance and the GRPO `compile` reward give the same
 answer on tricky replies (both through the real rustc), and `defines` ignores names that only
 appear in comments."""
-from collections import Counter
-
 import pytest
 from conftest import EXAMPLE_CRATE
 
@@ -10,7 +8,7 @@ from oracles.rust import RustConfig, RustOracle
 from synth.completion import answer_code, defines, definition_of, is_one_fenced_block
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.graphs.rft import RftConfig, build_graph, task_from_instruction
+from synth.graphs.rft import RftConfig, run_rft
 from synth.task import Task
 from synth.judge import Judge
 from training.rewards import CompilerRewards
@@ -41,8 +39,8 @@ class ScriptedSampler:
     """Stands in for the model: returns the tricky replies as its k samples."""
     name = "scripted"
 
-    def sample(self, prompt: str, k: int) -> list[str]:
-        return [reply for reply, _ in TRICKY][:k]
+    def complete(self, prompts: list[str], k: int) -> list[list[str]]:
+        return [[reply for reply, _ in TRICKY][:k] for _ in prompts]
 
 
 @pytest.fixture(scope="module")
@@ -53,12 +51,11 @@ def gcd_decl():
 
 def test_rft_acceptance_and_the_grpo_reward_agree_on_tricky_replies(gcd_decl):
     oracle = RustOracle(RustConfig(jobs=2))
-    rft_task = task_from_instruction(gcd_decl, "Write `gcd` as its documentation says.")
-    graph = build_graph(ScriptedSampler(), oracle, {rft_task.id: rft_task}, RftConfig(k=len(TRICKY)), Counter())
-    rft_accepted = graph.invoke({"task": rft_task.id})["passed"]
-
-    task = Task(id="gcd", lang="rust", prompt=rft_task.prompt, context=gcd_decl.context,
+    task = Task(id="gcd", lang="rust", prompt="Write `gcd` as its documentation says.", context=gcd_decl.context,
                 must_define=[definition_of(gcd_decl.kind, gcd_decl.name)])
+    sampled = run_rft([task], ScriptedSampler(), Judge({"rust": oracle}), RftConfig(k=len(TRICKY))).sampled[0]
+    rft_accepted = sampled.passed
+
     rewards = {f.__name__: f for f in CompilerRewards(Judge({"rust": oracle}), {"gcd": task}).functions()}
     grpo_accepted = [r == 1.0 for r in rewards["compile"](None, [reply for reply, _ in TRICKY], ["gcd"] * len(TRICKY))]
 

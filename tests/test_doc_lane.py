@@ -16,7 +16,7 @@ from synth.extract.extract import ExtractOptions, extract_paths
 from synth.extract.model import standalone_source
 from synth.graphs.backtranslate import BacktranslateConfig, _row
 from synth.llm.models import ModelSettings
-from training.chat import render, row_messages, serve_prompt, with_system
+from synth.chat import render, row_messages, serve_prompt, with_system
 from synth.assemble.answers import LeakedSplit
 from synth.task import Task
 

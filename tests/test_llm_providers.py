@@ -75,7 +75,7 @@ def test_unknown_provider_fails_loudly_everywhere(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-loopback")
     with pytest.raises(ValidationError, match=r"unknown LLM provider 'mistral'; known providers: anthropic, "
-                                              r"loopback, openai"):
+                                              r"local, loopback, openai"):
         SynthConfig.model_validate({"sources": [{"path": ".", "lang": "rust"}],
                                     "models": {"m": {"provider": "mistral", "model": "gpt-4o-mini"}}})
     with FakeLLMServer() as server:

@@ -52,6 +52,7 @@ workers = 2
 enabled = true
 model = "writer"
 k = 2
+families = ["codegen"]  # the back-translated instructions (the repair tasks are test_rft's)
 
 [stages.toolcalls]
 enabled = true

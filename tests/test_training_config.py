@@ -43,8 +43,8 @@ def _resolve(data: dict, stage: str) -> dict:
 def _variants():
     for section, model, stage in (("lora", Lora, "sft"), ("sft", Sft, "sft"), ("grpo", Grpo, "grpo")):
         for name, field in model.model_fields.items():
-            if section == "grpo" and name == "tasks":
-                continue  # data, not a trainer setting (it is fingerprinted in the manifest)
+            if section == "grpo" and name in ("tasks", "probe_samples", "probe_tasks"):
+                continue  # which tasks GRPO trains on, not a trainer setting (test_training_runs probes them)
             yield section, name, field, stage
     yield None, "seed", None, "sft"
     yield None, "seed", None, "grpo"

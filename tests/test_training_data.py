@@ -5,7 +5,7 @@ import pytest
 from conftest import EXAMPLE_CRATE
 
 from synth.prompts import system_prompt
-from training.chat import chat_template, render, row_messages, serve_prompt, with_system
+from synth.chat import chat_template, render, row_messages, serve_prompt, with_system
 from training.curriculum import epoch_order
 from training.encode import IGNORE, encode
 
@@ -86,9 +86,9 @@ def test_shuffle_within_difficulty_new_each_epoch():
 def test_grpo_and_eval_send_the_served_prompt_and_training_sees_the_same_prefix(tokenizer, tmp_path):
     """T2/T3 across the three code paths: GRPO's prompts, eval's sampler input and the prefix of a
     training row are the same bytes as `serve_prompt`."""
-    import json
 
-    from training.evaluate import evaluate
+    from synth.judge import Judge
+    from training.evaluate import evaluate, model_answers
     from training.grpo import task_dataset
     from training.profile import Eval
     from synth.task import Task
@@ -96,23 +96,26 @@ def test_grpo_and_eval_send_the_served_prompt_and_training_sees_the_same_prefix(
     task = Task(id="t", lang="rust", prompt="Write gcd.")
     assert task_dataset([task])["prompt"] == [serve_prompt("Write gcd.")]
 
-    class Recording:  # a model stand-in: records what eval sends it
+    class Recording:  # a model stand-in: records what eval sends it, greedy or sampled
         name, seen = "recording", []
 
-        def sample(self, prompt, k):
-            self.seen.append(prompt)
-            return ["```rust\nfn gcd() {}\n```"] * k
+        def complete(self, prompts, k, greedy, batch_size, until):
+            self.seen.extend(prompts)
+            return [["```rust\nfn gcd() {}\n```"] * k for _ in prompts]
+
+        def greedy(self, prompts, batch_size, until):
+            return [c[0] for c in self.complete(prompts, 1, True, batch_size, until)]
 
     class AcceptAll:
         def check(self, candidates):
             from oracles.verdict import Verdict
             return [Verdict(candidate_id=c.id, passed=True, oracle="x", toolchain="x") for c in candidates]
 
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps(task.model_dump()) + "\n")
-    sampler = Recording()
-    evaluate(Eval(tasks=str(tasks), k=1, samples=2), sampler, {"rust": AcceptAll()})
-    assert sampler.seen == [serve_prompt("Write gcd.")]
+    sampler, judge = Recording(), Judge({"rust": AcceptAll()})
+    for decoding in ("sample", "greedy"):
+        settings = Eval(k=1, samples=2, decoding=decoding)
+        evaluate(settings, model_answers(settings, sampler), judge, [task], sampler.name)
+    assert sampler.seen == [serve_prompt("Write gcd.")] * 2
     enc = encode([{"role": "user", "content": "Write gcd."}, {"role": "assistant", "content": "fn gcd() {}"}],
                  tokenizer, 4096)
     prompt_len = enc.labels.index(next(t for t in enc.labels if t != IGNORE))

@@ -132,7 +132,7 @@ def test_sft_run_completes_with_a_live_adapter_and_a_manifest(setup, capsys):
     assert any("loss" in entry for entry in manifest["log_history"])
     assert (out / "adapter" / "adapter_config.json").exists() and (out / "merged" / "config.json").exists()
     saved = json.loads((out / "adapter" / "tokenizer_config.json").read_text())
-    from training.chat import chat_template
+    from synth.chat import chat_template
     template = saved.get("chat_template") or (out / "adapter" / "chat_template.jinja").read_text()
     assert template == chat_template()  # the adapter ships the training template for serving
 
@@ -343,3 +343,30 @@ def test_same_seed_same_adapter_bytes(setup, tmp_path):
         return (tmp_path / name / "adapter" / "adapter_model.safetensors").read_bytes()
     first, second, other = adapter("a", 0), adapter("b", 0), adapter("c", 1)
     assert first == second and first != other
+
+
+def test_grpo_probe_keeps_only_the_tasks_the_policy_solves_sometimes(setup, tmp_path):
+    """`probe_samples` / `probe_tasks`: a seeded sample of the tasks is probed, and GRPO gets only
+    those with 0 < p < 1 (a group of equal rewards teaches nothing); none such is an error."""
+    from oracles.factory import build_oracles
+    from synth.judge import Judge
+    from synth.task import load_tasks
+    from training.grpo import learnable_tasks
+    from training.profile import load_profile
+    profile = load_profile(_profile_copy(setup, tmp_path))
+    profile.grpo.probe_samples, profile.grpo.probe_tasks = 4, 6
+    tasks = load_tasks(setup / "tasks.jsonl")
+    judge = Judge(build_oracles({"rust"}, profile.oracle))
+    kept, figures = learnable_tasks(profile, tasks, judge)
+    counts = figures["by_family"]["codegen"]
+    assert counts["tasks"] == 6 and counts["never"] + counts["always"] + counts["kept"] == 6
+    assert 0 < len(kept) == counts["kept"] < 6 and {t.id for t in kept} < {t.id for t in tasks}
+    again, _ = learnable_tasks(profile, tasks, judge)
+    assert [t.id for t in again] == [t.id for t in kept]  # seeded: the same tasks each time
+
+    class RejectAll:  # an oracle no sample passes: every group has equal rewards
+        def check(self, candidates):
+            from oracles.verdict import Verdict
+            return [Verdict(candidate_id=c.id, passed=False, oracle="x", toolchain="x") for c in candidates]
+    with pytest.raises(ValueError, match="no task the policy solves sometimes"):
+        learnable_tasks(profile, tasks, Judge({"rust": RejectAll()}))

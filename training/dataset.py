@@ -10,7 +10,7 @@ from pathlib import Path
 from synth.assemble.answers import LeakedSplit, answer_hash
 from synth.jsonl import read_jsonl
 
-from .chat import row_messages
+from synth.chat import row_messages
 from .encode import encode
 
 

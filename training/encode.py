@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .chat import IM_END, render, with_system
+from synth.chat import IM_END, render, with_system
 
 IGNORE = -100
 MIN_PROMPT_TOKENS = 16  # of the user turns, trimming always keeps this many (both ends)

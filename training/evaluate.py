@@ -22,7 +22,7 @@ from synth.judge import Judge, Outcome
 from synth.passk import bootstrap_gate, pass_at_k
 from synth.task import FAMILIES, Task, load_tasks
 
-from .chat import serve_prompt
+from synth.chat import serve_prompt
 from .dataset import fingerprint
 from .profile import Eval
 
@@ -151,23 +151,31 @@ def gates(baseline: dict, result: dict, settings: Eval, seed: int = 0) -> dict:
     return out
 
 
-def run_eval(settings: Eval, model_dir: str | None, adapter: str | None, oracles: dict, out: str | Path,
+def run_eval(settings: Eval, model_dir: str | None, adapter: str | None, oracle_settings, out: str | Path,
              baseline: dict | None = None, seed: int = 0, tasks_path: str | None = None,
-             answers: str | None = None, crate_oracle=None, family: str | None = None) -> dict:
+             answers: str | None = None, family: str | None = None) -> dict:
     """Evaluate a model (or, with `answers`, a baseline that needs none) on the tasks (of one
-    family) and write the JSON."""
+    family) and write the JSON. The oracles are built for the tasks' languages (and a crate oracle
+    when some answers go into a copy of their crate)."""
+    from oracles.factory import build_oracle, build_oracles
     tasks_path = tasks_path or settings.tasks
     tasks = [t for t in load_tasks(tasks_path) if family is None or t.family == family]
-    judge = Judge(oracles, crate_oracle)
-    if answers:
-        result = evaluate(settings, baseline_answers(answers, oracles), judge, tasks, f"baseline:{answers}")
-        result["answers"] = answers
-    else:
-        from synth.llm.local import LocalSampler
-        sampler = LocalSampler(model_dir, adapter=adapter, max_new_tokens=settings.max_new_tokens,
-                               temperature=settings.temperature, top_p=settings.top_p, seed=seed,
-                               dtype=settings.dtype)
-        result = evaluate(settings, model_answers(settings, sampler), judge, tasks, sampler.name)
+    oracles = build_oracles({t.lang for t in tasks}, oracle_settings)
+    crate = build_oracle("crate_batch", oracle_settings) if any(t.in_crate for t in tasks) else None
+    judge = Judge(oracles, crate)
+    try:
+        if answers:
+            result = evaluate(settings, baseline_answers(answers, oracles), judge, tasks, f"baseline:{answers}")
+            result["answers"] = answers
+        else:
+            from synth.llm.local import LocalSampler
+            sampler = LocalSampler(model_dir, adapter=adapter, max_new_tokens=settings.max_new_tokens,
+                                   temperature=settings.temperature, top_p=settings.top_p, seed=seed,
+                                   dtype=settings.dtype)
+            result = evaluate(settings, model_answers(settings, sampler), judge, tasks, sampler.name)
+    finally:
+        if crate is not None:
+            crate.close()
     result.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=fingerprint([Path(tasks_path)]))
     if baseline is not None:
         result["gate"] = gates(baseline, result, settings, seed)

@@ -19,7 +19,7 @@ from synth.completion import code_is_final
 from synth.judge import Judge
 from synth.task import load_tasks
 
-from .chat import serve_prompt
+from synth.chat import serve_prompt
 from .dataset import fingerprint
 from .lifecycle import RunLifecycle
 from .manifest import RunRecorder, check_resume

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 from trl import SFTConfig, SFTTrainer
 
-from .chat import chat_template
+from synth.chat import chat_template
 from .collate import WeightedCollator
 from .curriculum import CurriculumSampler
 from .dataset import check_grouped_split, encode_rows, load_split, snapshot_fingerprint

@@ -48,12 +48,17 @@ def codegen_task(row: dict) -> Task | None:
         return None
     if (row.get("verification") or {}).get("scope", "standalone") != "standalone":
         return None  # verified in its crate: a task's standalone check could not confirm its answer
-    context = row.get("context", "")
-    if row.get("checked_source") not in (candidate_source(context, row["response"]), f"{context}{row['response']}\n"):
-        return None  # verified in another shape (e.g. a bare method outside its impl): not a task
-    return Task(id=row["id"], lang=row["lang"], prompt=row["prompt"], context=row.get("context", ""),
+    context, checked, answer = row.get("context", ""), row.get("checked_source") or "", row["response"]
+    placed = {}
+    if checked not in (candidate_source(context, answer), f"{context}{answer}\n"):
+        # checked in another shape (a method inside its impl block): the answer goes where it was
+        if checked.count(answer) != 1 or not checked.startswith(context.strip("\n")):
+            return None
+        at = checked.index(answer)
+        placed = {"before": checked[:at], "after": checked[at + len(answer):]}
+    return Task(id=row["id"], lang=row["lang"], prompt=row["prompt"], context=context,
                 tests=row.get("tests", ""), must_define=list(row["must_define"]), group=row_group(row),
-                crate=row.get("crate", ""), reference=row["response"])
+                crate=row.get("crate", ""), declaration=declaration_of(row), reference=answer, **placed)
 
 
 def repair_task(row: dict) -> Task | None:
@@ -64,7 +69,8 @@ def repair_task(row: dict) -> Task | None:
     broken, fixed = row["broken"], row["fixed"]
     common = {"id": row["id"], "lang": row["lang"], "family": "repair", "prompt": row["prompt"],
               "must_define": [] if row.get("kind") == "impl" else [definition_of(row.get("kind", ""), row.get("name", ""))],
-              "group": row_group(row), "crate": row.get("crate", ""), "reference": fixed, "broken": broken,
+              "group": row_group(row), "crate": row.get("crate", ""), "declaration": declaration_of(row),
+              "reference": fixed, "broken": broken,
               "signature": row["signature"]}
     verification = row.get("verification") or {}
     if verification.get("scope") == "crate":
@@ -96,12 +102,22 @@ class Split:
                 "rl_by_family": by_family(self.rl_tasks), "heldout_by_family": by_family(self.heldout_tasks)}
 
 
+def in_rl_share(declaration: str, rl_share: float, seed: int) -> bool:
+    """Whether a declaration's tasks are RL tasks (seeded, by declaration)."""
+    return unit(seed, "rl", declaration) < rl_share
+
+
+def becomes_rl(task: Task, settings, seed: int) -> bool:
+    """Whether the split makes this training-side task an RL task (its row's declaration is in the RL share)."""
+    return in_rl_share(task.declaration or task.group, settings.rl_share, seed)
+
+
 def split_rows(rows: list[dict], heldout_crates: set[str], rl_share: float, seed: int,
                families=FAMILIES) -> Split:
     """Held-out crates' rows -> held-out tasks; the others by declaration -> RL tasks or SFT rows."""
     split = Split()
     rl_units = {declaration_of(r) for r in rows if r.get("crate") not in heldout_crates
-                and task_of(r, families) is not None and unit(seed, "rl", declaration_of(r)) < rl_share}
+                and task_of(r, families) is not None and in_rl_share(declaration_of(r), rl_share, seed)}
     for row in rows:
         if row.get("crate") in heldout_crates:
             continue
@@ -189,13 +205,21 @@ def attach_tests(rows: list[dict], test_decls: list[Declaration], oracle) -> int
 
 
 
+def heldout_set(settings, rows: list, seed: int) -> set[str]:
+    """The held-out crates: those [tasks] names, else a seeded share of the crates the rows come
+    from (None settings: none held out)."""
+    if settings is None:
+        return set()
+    crates = sorted({crate for r in rows if (crate := (r.get("crate") if isinstance(r, dict) else getattr(r, "crate", None)))})
+    return set(settings.heldout_crates) or {c for c in crates if unit(seed, "heldout", c) < settings.heldout_share}
+
+
 def split_outputs(out_dir: str | Path, outputs: list, settings, seed: int) -> dict:
     """The pipeline's step: the rows of the lanes that pose tasks (stage outputs with `.rows`) are
     split ([tasks] settings); the stages keep only their SFT rows, and the tasks files are
     written. Held-out crates: the ones named, else a seeded share of the crates present."""
     rows = [r.model_dump(mode="json") for o in outputs for r in o.rows]
-    crates = sorted({r["crate"] for r in rows if r.get("crate")})
-    held = set(settings.heldout_crates) or {c for c in crates if unit(seed, "heldout", c) < settings.heldout_share}
+    held = heldout_set(settings, rows, seed)
     split = split_rows(rows, held, settings.rl_share, seed, tuple(settings.families))
     if settings.per_group:
         split.rl_tasks, extra_rl = capped(split.rl_tasks, settings.per_group, seed)

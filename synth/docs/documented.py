@@ -38,7 +38,7 @@ MAX_SUMMARY_CHARS = 600
 class DocItem:
     """A documented function as a task: what the model is asked, what it answers, where it compiles."""
     decl: Declaration
-    prompt: str  # the user turn, as served (training/chat.py serve_prompt adds the system prompt)
+    prompt: str  # the user turn, as served (synth/chat.py serve_prompt adds the system prompt)
     context: str  # the declarations the answer is placed after
     answer: str  # the reference answer (a method inside its impl block)
 

@@ -1,6 +1,10 @@
-"""Rejection sampling (STaR/RFT): sample k completions per task, keep those the compiler accepts
-(deduplicated, capped per task), and pair passing with failing completions for preference
-training. The graph is sample -> verify -> select; the logic is in the plain functions."""
+"""Rejection sampling (STaR / RFT / ReST-EM): k samples per task, from the policy itself (a local
+model, in-process, batched across prompts) or from a model behind an API; each judged exactly as
+`synth eval` judges an answer (synth/judge.py: it compiles where the task places it, defines what
+was asked, keeps a repair's signature, is not hollow, passes the task's tests), and, given a
+CrateOracle, the crate's own tests. Passing samples are kept (distinct after normalizing, capped
+per task); failing ones are paired with them for preference training, with their verdicts. The
+graph is sample -> verify -> select; the logic is in the plain functions."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,62 +17,89 @@ from typing import TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from oracles.verdict import Splice
-from oracles.verdict import Candidate
-from synth.completion import answer_code, defines, definition_of, is_hollow
-from synth.extract.model import Declaration, language_and_fence, standalone_source
+from synth.chat import serve_prompt
+from synth.completion import answer_code, code_is_final
+from synth.judge import Judge, Outcome
 from synth.passk import pass_at_k
-from synth.prompts import system_prompt, template
-from synth.rows import Provenance, Row, Verification, make_row
-
-from .instructions import row_prompt
-
-
-@dataclass
-class RftTask:
-    id: str
-    prompt: str  # what the model sees
-    decl: Declaration  # where a completion is placed to be checked (its context, its impl)
+from synth.task import CrateSpot, Task
 
 
 class ApiSampler:
-    """k samples in one request (provider `n`), through the spend-gated client."""
+    """k samples per prompt through the spend-gated client: one request with `n` where the server
+    takes it, else k requests with seeds seed, seed+1, ... (each its own cache entry)."""
 
-    def __init__(self, client, spec):
-        self.client, self.spec = client, spec
+    def __init__(self, client, spec, seed: int = 0, workers: int = 2):
+        self.client, self.spec, self.seed, self.workers = client, spec, seed, workers
         self.name = spec.model
 
     def sample(self, prompt: str, k: int) -> list[str]:
-        return self.client.complete(dataclasses.replace(self.spec.request(prompt, "rft"), n=k)).texts
+        request = self.spec.request(prompt, None)
+        if self.spec.multi_sample:
+            return self.client.complete(dataclasses.replace(request, n=k)).texts
+        return [self.client.complete(dataclasses.replace(request, seed=self.seed + i)).texts[0] for i in range(k)]
+
+    def complete(self, prompts: list[str], k: int) -> list[list[str]]:
+        with ThreadPoolExecutor(max_workers=max(1, self.workers)) as pool:
+            return list(pool.map(lambda p: self.sample(p, k), prompts))
 
 
-def task_from_instruction(decl: Declaration, instruction: str) -> RftTask:
-    """An RFT task from an accepted back-translated instruction (the prompt carries the context)."""
-    language, fence = language_and_fence(decl.lang)
-    return RftTask(id=decl.id, decl=decl, prompt=template("rft").format(
-        instruction=row_prompt(decl, instruction), language=language, fence=fence).strip())
+class PolicySampler:
+    """The policy in this process (synth/llm/local.py): user prompts through the serving template,
+    k samples each, prompts batched; a sample stops once its first fenced block closes."""
+
+    def __init__(self, spec, seed: int = 0, batch: int = 16):
+        from synth.llm.local import LocalSampler
+        self.sampler = LocalSampler(spec.model, adapter=spec.adapter, max_new_tokens=spec.max_tokens,
+                                    temperature=spec.temperature if spec.temperature is not None else 0.8,
+                                    seed=seed, dtype=spec.dtype)
+        self.batch = batch
+        self.name = self.sampler.name
+
+    def complete(self, prompts: list[str], k: int) -> list[list[str]]:
+        return self.sampler.complete([serve_prompt(p) for p in prompts], k=k, greedy=False,
+                                     batch_size=max(1, self.batch // k), until=code_is_final)
 
 
 @dataclass
 class RftConfig:
-    k: int = 8
+    k: int = 4
     cap_per_task: int = 2
-    seed: int = 0
-    workers: int = 2
-    tests: object = None  # a CrateOracle: completions that compile must also pass their crate's tests
+    tests: object = None  # a CrateOracle: samples that count must also pass their crate's tests
+
+
+@dataclass
+class Sampled:
+    """One task's samples, what the judge said of each, and what was kept."""
+    task: Task
+    completions: list[str]
+    outcomes: list[Outcome]
+    kept: list[int] = field(default_factory=list)  # indices of the passing samples kept
+    crate_tests: list = field(default_factory=list)  # per sample: the crate's test outcome, or None
+
+    @property
+    def passed(self) -> list[bool]:
+        return [o.passed for o in self.outcomes]
+
+    def figures(self, k: int) -> dict:
+        n, c = len(self.outcomes), sum(self.passed)
+        return {"task": self.task.id, "family": self.task.family, "samples": n, "passed": c, "kept": len(self.kept),
+                "pass@1": round(pass_at_k(n, c, 1), 4) if n else 0.0,
+                f"pass@{k}": round(pass_at_k(n, c, min(k, n)), 4) if n else 0.0}
 
 
 @dataclass
 class RftResult:
-    rows: list[Row] = field(default_factory=list)
-    pairs: list[dict] = field(default_factory=list)
-    tasks: list[dict] = field(default_factory=list)  # per task: samples, compiled, kept, pass@1, pass@k
+    sampled: list[Sampled] = field(default_factory=list)
     stats: Counter = field(default_factory=Counter)
 
+    def figures(self, k: int) -> list[dict]:
+        return [s.figures(k) for s in self.sampled]
+
     def message(self) -> str:
-        samples = sum(t["samples"] for t in self.tasks)
-        compiled = sum(t["compiled"] for t in self.tasks)
-        return (f"rft: {len(self.rows)} rows kept from {len(self.tasks)} tasks; {compiled}/{samples} samples compiled; "
-                f"{len(self.pairs)} chosen/rejected pairs")
+        samples = sum(len(s.outcomes) for s in self.sampled)
+        passed = sum(sum(s.passed) for s in self.sampled)
+        kept = sum(len(s.kept) for s in self.sampled)
+        return f"rft: {kept} samples kept from {len(self.sampled)} tasks; {passed}/{samples} samples passed"
 
 
 def normalize(code: str) -> str:
@@ -77,92 +108,98 @@ def normalize(code: str) -> str:
     return " ".join(code.split())
 
 
+def select(completions: list[str], passed: list[bool], cap: int) -> list[int]:
+    """The passing samples to keep: distinct after normalizing, at most `cap`, in sample order."""
+    kept, seen = [], set()
+    for i, (reply, ok) in enumerate(zip(completions, passed)):
+        norm = normalize(answer_code(reply))
+        if ok and norm and norm not in seen and len(kept) < cap:
+            seen.add(norm)
+            kept.append(i)
+    return kept
+
+
+def crate_tests(task: Task, spot: CrateSpot, completions: list[str], outcomes: list[Outcome], oracle,
+                stats: Counter) -> list:
+    """The crate's own tests on every sample that counts so far (a sample that fails them does not)."""
+    results = [None] * len(completions)
+    for i, (reply, outcome) in enumerate(zip(completions, outcomes)):
+        if outcome.passed:
+            verdict = oracle.test([Splice(spot.root, spot.path, spot.start_byte, spot.end_byte, answer_code(reply))])[0]
+            results[i] = verdict.tests.model_dump() if verdict.tests else None
+            outcome.tests = 1.0 if verdict.passed else 0.0
+            stats["tested"] += 1
+    return results
+
+
 class State(TypedDict, total=False):
-    task: str
-    completions: list[str]
-    passed: list[bool]  # compiles (and passes the crate's tests when those are run)
-    tests: list  # per completion: test outcome, or None when not run
-    diagnostics: list[list[str]]
+    tasks: list[Task]
+    completions: list[list[str]]
+    sampled: list[Sampled]
 
 
-def build_graph(sampler, oracle, tasks: dict[str, RftTask], config: RftConfig, stats: Counter):
+def build_graph(sampler, judge: Judge, config: RftConfig, stats: Counter, spots: dict | None = None):
+    """sample (every task's k samples, batched) -> verify (one judgement of them all) -> select."""
     def sample(state: State) -> State:
-        task = tasks[state["task"]]
         stats["sample_calls"] += 1
-        return {"completions": [answer_code(text) for text in sampler.sample(task.prompt, config.k)]}
+        return {"completions": sampler.complete([t.prompt for t in state["tasks"]], config.k)}
 
     def verify(state: State) -> State:
-        task = tasks[state["task"]]
-        sources = [standalone_source(task.decl, c) for c in state["completions"]]
-        verdicts = oracle.check([Candidate.of(s) for s in sources])
-        stats["verified"] += len(verdicts)
-        wanted = [definition_of(task.decl.kind, task.decl.name)]
-        passed = [v.passed and defines(c, wanted) and not is_hollow(v) for v, c in zip(verdicts, state["completions"])]
-        tests = [None] * len(passed)
-        if config.tests is not None and task.decl.crate_root and task.decl.crate_path:
-            for i, code in enumerate(state["completions"]):
-                if passed[i]:
-                    splice = Splice(task.decl.crate_root, task.decl.crate_path, task.decl.start_byte,
-                                    task.decl.end_byte, code)
-                    outcome = config.tests.test([splice])[0]
-                    tests[i] = outcome.tests.model_dump() if outcome.tests else None
-                    passed[i] = outcome.passed
-                    stats["tested"] += 1
-        return {"passed": passed, "tests": tests,
-                "diagnostics": [[d.render() for d in v.errors][:3] for v in verdicts]}
+        tasks, completions = state["tasks"], state["completions"]
+        flat = [(t, c) for t, cs in zip(tasks, completions) for c in cs]
+        outcomes = judge.judge([t for t, _ in flat], [c for _, c in flat]) if flat else []
+        stats["verified"] += len(outcomes)
+        sampled, start = [], 0
+        for task, replies in zip(tasks, completions):
+            mine = outcomes[start:start + len(replies)]
+            start += len(replies)
+            spot = (spots or {}).get(task.id)
+            tested = crate_tests(task, spot, replies, mine, config.tests, stats) if config.tests and spot else []
+            sampled.append(Sampled(task, replies, mine, crate_tests=tested))
+        return {"sampled": sampled}
+
+    def choose(state: State) -> State:
+        for s in state["sampled"]:
+            s.kept = select(s.completions, s.passed, config.cap_per_task)
+        return {"sampled": state["sampled"]}
 
     graph = StateGraph(State)
     graph.add_node("sample", sample)
     graph.add_node("verify", verify)
+    graph.add_node("select", choose)
     graph.add_edge(START, "sample")
     graph.add_edge("sample", "verify")
-    graph.add_edge("verify", END)
+    graph.add_edge("verify", "select")
+    graph.add_edge("select", END)
     return graph.compile()
 
 
-def select(task: RftTask, completions: list[str], passed: list[bool], cap: int) -> tuple[list[str], list[str]]:
-    """Passing completions (distinct after normalizing, at most `cap`) and the failing ones."""
-    kept, seen, failing = [], set(), []
-    for code, ok in zip(completions, passed):
-        if not ok:
-            failing.append(code)
-            continue
-        norm = normalize(code)
-        if norm and norm not in seen and len(kept) < cap:
-            seen.add(norm)
-            kept.append(code)
-    return kept, failing
-
-
-def run_rft(tasks: list[RftTask], sampler, oracle, config: RftConfig | None = None, on_item=None) -> RftResult:
+def run_rft(tasks: list[Task], sampler, judge: Judge, config: RftConfig | None = None, spots: dict | None = None,
+            on_item=None) -> RftResult:
+    """Every task's samples, verdicts and kept samples (`spots`: task id -> where its declaration
+    sits in its crate, for the crate's tests)."""
     config = config or RftConfig()
     result = RftResult()
-    by_id = {t.id: t for t in tasks}
-    graph = build_graph(sampler, oracle, by_id, config, result.stats)
-    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
-        def one(task):
-            final = graph.invoke({"task": task.id})
-            if on_item:
-                on_item(f"{sum(final['passed'])}/{len(final['passed'])} samples passed")
-            return final
-        finals = list(pool.map(one, tasks))
-    for task, final in zip(tasks, finals):
-        completions, passed = final["completions"], final["passed"]
-        kept, failing = select(task, completions, passed, config.cap_per_task)
-        n, c = len(completions), sum(passed)
-        result.tasks.append({"task": task.id, "samples": n, "compiled": c, "kept": len(kept),
-                             "pass@1": round(pass_at_k(n, c, 1), 4) if n else 0.0,
-                             f"pass@{config.k}": round(pass_at_k(n, c, min(config.k, n)), 4) if n else 0.0})
-        test_of = dict(zip(completions, final.get("tests") or [None] * len(completions)))
-        for code in kept:
-            source = standalone_source(task.decl, code)
-            verdict = oracle.check([Candidate.of(source)])[0]
-            result.rows.append(make_row(
-                lang=task.decl.lang, lane=f"{task.decl.lang}_codegen", task="rft", prompt=task.prompt, response=code,
-                verdict=verdict, system=system_prompt(), checked_source=source,
-                provenance=Provenance(source_path=task.decl.path, decl_hash=task.decl.hash, decl_id=task.decl.id, stage="rft",
-                                      model=sampler.name, seed=config.seed),
-                samples=n, samples_passed=c, compile=Verification.of(verdict).model_dump(), tests=test_of.get(code)))
-            for bad in failing[:1]:
-                result.pairs.append({"task": task.id, "prompt": task.prompt, "chosen": code, "rejected": bad})
+    if not tasks:
+        return result
+    final = build_graph(sampler, judge, config, result.stats, spots).invoke({"tasks": list(tasks)})
+    result.sampled = final["sampled"]
+    if on_item:
+        for s in result.sampled:
+            on_item(f"{sum(s.passed)}/{len(s.outcomes)} samples passed")
     return result
+
+
+def pairs(sampled: Sampled, cap: int = 1) -> list[dict]:
+    """Chosen/rejected pairs of one task: each kept sample against failing ones, with why they failed."""
+    failing = [i for i, ok in enumerate(sampled.passed) if not ok]
+    out = []
+    for chosen in sampled.kept:
+        for bad in failing[:cap]:
+            outcome = sampled.outcomes[bad]
+            out.append({"task": sampled.task.id, "family": sampled.task.family, "prompt": sampled.task.prompt,
+                        "chosen": answer_code(sampled.completions[chosen]),
+                        "rejected": answer_code(sampled.completions[bad]),
+                        "rejected_verdict": {"compiled": outcome.compiled, "defined": outcome.defined,
+                                             "tests": outcome.tests, "first_error": outcome.first_error}})
+    return out

@@ -80,6 +80,12 @@ class RunContext:
     deferred: list = field(default_factory=list)  # batch mode: requests to submit
     outputs: dict = field(default_factory=dict)  # name -> StageOutput of the lanes run so far
     fit: Fit = field(default_factory=Fit)  # [tokens]: what fits the model being trained
+    tasks: object = None  # [tasks]: which crates are held out (their tasks are never trained on)
+    task_lanes: tuple[str, ...] = ()  # the registered lanes whose rows pose tasks, in run order
+
+    def task_rows(self) -> list:
+        """The rows of the lanes run so far that pose tasks, in run order."""
+        return [row for name in self.task_lanes if name in self.outputs for row in self.outputs[name].rows]
 
     def ticker(self, stage: str):
         return (lambda note: self.on_item(stage, note)) if self.on_item else None

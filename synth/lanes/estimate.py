@@ -20,9 +20,13 @@ class Estimate:
 
 
 def plan_row(stage, model, items=0, calls=0.0, cache_hits=0, input_tokens=0, output_tokens=0.0, expected=0.0,
-             worst=0.0, rows=0.0, compile_candidates=0.0, compile_s_per=DEFAULT_COMPILE_S, basis="default") -> dict:
+             worst=0.0, rows=0.0, compile_candidates=0.0, compile_s_per=DEFAULT_COMPILE_S, basis="default",
+             sampling_s=0.0) -> dict:
+    """One lane's plan: calls, tokens and dollars for paid models; seconds of compiling, and of
+    sampling for a model in this process (free: time is what it costs)."""
     return {"stage": stage, "model": model, "items": items, "calls": round(calls, 1), "cache_hits": cache_hits,
             "input_tokens": int(input_tokens), "expected_output_tokens": round(output_tokens, 1),
             "expected_cost_usd": round(expected, 6), "worst_case_usd": round(worst, 6),
             "expected_rows": round(rows, 1), "compiler_candidates": round(compile_candidates, 1),
-            "compiler_s": round(compile_candidates * compile_s_per, 3), "attrition": basis}
+            "compiler_s": round(compile_candidates * compile_s_per, 3), "sampling_s": round(sampling_s, 1),
+            "attrition": basis}

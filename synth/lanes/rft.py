@@ -1,124 +1,199 @@
-"""The rejection-sampling lane: k samples per task, kept when the compiler accepts them
-(synth/graphs/rft.py). Its tasks are the instructions the `backtranslate` lane accepted."""
+"""The rejection-sampling lane (STaR / RFT / ReST-EM): k samples per task from the model being
+trained or any other (synth/graphs/rft.py), kept when they pass the judge `synth eval` uses.
+
+Its tasks are the verified rows of the lanes that ran before it and pose tasks (doc lane: write a
+documented function; repair lane: fix a mutant from its diagnostics; back-translation: write code
+from an accepted instruction), on the training side only: a held-out crate's tasks are never
+sampled. With a `local` model (`[models.NAME] provider = "local"`, a model folder and an adapter)
+the policy samples in this process, free; its weights and adapter are in the lane's fingerprint,
+so a new adapter samples every task again and the same one samples nothing. Each task is an item:
+a changed function samples its own task again, nothing else. Kept samples are rows of task `rft`;
+chosen/rejected pairs (with the rejected sample's verdict) go to pairs/rft.jsonl."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from pathlib import Path
 
 from pydantic import Field
 
-from synth.graphs.rft import ApiSampler, RftConfig, run_rft, task_from_instruction
+from synth import judge as judge_module
+from synth.assemble.tasks import becomes_rl, heldout_set, task_of
+from synth.completion import answer_code
+from synth.graphs.rft import ApiSampler, PolicySampler, RftConfig, Sampled, pairs, run_rft
 from synth.jsonl import read_jsonl
+from synth.judge import Judge
 from synth.llm.request import BudgetExceeded, CallFailed
+from synth.prompts import system_prompt
+from synth.rows import Provenance, Row, make_row
 from synth.store import fingerprint
-from synth.prompts import template_hash
-from synth.rows import Row
 
-from .base import Lane, StageSettings, item_key, stamped, toolchain_of
+from .base import Lane, StageSettings, toolchain_of
 from .estimate import plan_row
+
+DEFAULT_SAMPLE_S = 1.0  # seconds per local sample before any run measured it (SmolLM2-135M on 2 cores: ~0.5-1)
 
 
 class RftSettings(StageSettings):
     model: str = ""
-    k: int = Field(4, gt=0)
-    cap_per_task: int = Field(2, gt=0)
+    k: int = Field(4, gt=0)  # samples per task
+    cap_per_task: int = Field(2, gt=0)  # distinct passing samples kept per task
+    families: list[str] = Field(default_factory=lambda: ["codegen", "repair"])  # which tasks are sampled
+    # only the tasks [tasks] makes RL tasks (expert iteration: the policy's own answers to them join SFT)
+    only_rl: bool = False
+    # at most this many tasks (0: all): those first in a seeded order of their ids, so an edit
+    # elsewhere does not change which ones are taken
+    limit: int = Field(0, ge=0)
 
 
 class _SafeSampler:
-    """A sampler that turns a refused or failed call into no samples, and remembers it."""
+    """A sampler whose refused or failed calls give no samples for that prompt, remembered (the
+    task is left undone and the next run samples it)."""
 
     def __init__(self, inner):
         self.inner, self.name, self.failed = inner, inner.name, set()
 
-    def sample(self, prompt: str, k: int) -> list[str]:
-        try:
-            return self.inner.sample(prompt, k)
-        except (BudgetExceeded, CallFailed):
-            self.failed.add(prompt)
-            return []
+    def complete(self, prompts: list[str], k: int) -> list[list[str]]:
+        if not hasattr(self.inner, "sample"):  # in-process: nothing to refuse
+            return self.inner.complete(prompts, k)
+        out = []
+        for prompt in prompts:
+            try:
+                out.append(self.inner.sample(prompt, k))
+            except (BudgetExceeded, CallFailed):
+                self.failed.add(prompt)
+                out.append([])
+        return out
 
 
-def rft_tasks(decls: list, codegen_rows: list[Row]) -> list:
-    """An RFT task per accepted back-translated instruction."""
-    by_key = {(d.path, d.hash): d for d in decls}
-    tasks = []
-    for row in codegen_rows:
-        decl = by_key.get((row.provenance.source_path, row.provenance.decl_hash))
-        if decl is not None and getattr(row, "instruction", None):
-            tasks.append(task_from_instruction(decl, row.instruction))
-    return tasks
+def rft_tasks(rows: list[Row], families: list[str], held: set[str]) -> list[tuple]:
+    """(task, the row it comes from) for every row that poses a task of these families, outside the
+    held-out crates; one task per id."""
+    out, seen = [], set()
+    for row in rows:
+        data = row.model_dump(mode="json")
+        task = task_of(data, tuple(families))
+        if task is not None and task.crate not in held and task.id not in seen:
+            seen.add(task.id)
+            out.append((task, data))
+    return out
 
 
 class RftLane(Lane):
     name = "rft"
     Settings = RftSettings
-    needs = ("backtranslate",)
+
+    def skip_reason(self, settings, models, cap, done):
+        spec = models.get(settings.model)
+        if settings.enabled and spec is not None and spec.is_local:
+            missing = [p for p in (spec.model, spec.adapter) if p and not Path(p).is_dir()]
+            if missing:  # the first night: nothing trained yet
+                return f"the policy {missing[0]} does not exist yet (a training run writes it; the next run samples it)"
+        return super().skip_reason(settings, models, cap, done)
 
     def items(self, ctx, settings, decls):
-        return rft_tasks(decls, ctx.outputs["backtranslate"].rows)
+        return self._tasks(ctx, settings, ctx.task_rows())
+
+    def _tasks(self, ctx, settings, rows: list) -> list:
+        tasks = [task for task, _ in rft_tasks(rows, settings.families, heldout_set(ctx.tasks, rows, ctx.seed))]
+        if settings.only_rl:
+            if ctx.tasks is None:
+                raise ValueError("[stages.rft] only_rl needs the run to write tasks ([tasks] enabled)")
+            tasks = [t for t in tasks if becomes_rl(t, ctx.tasks, ctx.seed)]
+        if settings.limit:
+            taken = set(sorted((fingerprint("rft-limit", ctx.seed, t.id) for t in tasks))[:settings.limit])
+            tasks = [t for t in tasks if fingerprint("rft-limit", ctx.seed, t.id) in taken]
+        return tasks
 
     def key(self, task):
-        return fingerprint(item_key(task.decl), task.prompt)
+        return fingerprint(task.model_dump_json())
 
     def lang(self, task):
-        return task.decl.lang
+        return task.lang
 
     def fingerprint(self, ctx, settings, lang, oracle):
+        crate = ctx.crate_oracle
         return fingerprint("rft", ctx.models[settings.model], settings.k, settings.cap_per_task, ctx.seed,
-                           toolchain_of(oracle), template_hash("rft"))
+                           toolchain_of(oracle), oracle.flags, inspect.getsource(judge_module),
+                           *([crate.toolchain, crate.flags] if crate else []))
 
     def process(self, ctx, settings, todo, oracle, out):
-        sampler = _SafeSampler(ApiSampler(ctx.client, ctx.models[settings.model]))
-        result = run_rft(todo, sampler, oracle, RftConfig(k=settings.k, cap_per_task=settings.cap_per_task,
-                                                          seed=ctx.seed), on_item=ctx.ticker("rft"))
+        spec = ctx.models[settings.model]
+        sampler = _SafeSampler(PolicySampler(spec, ctx.seed) if spec.is_local else ApiSampler(ctx.client, spec, ctx.seed))
+        origin = {task.id: row for task, row in rft_tasks(ctx.task_rows(), settings.families, set())}
+        judge = Judge({todo[0].lang: oracle}, ctx.crate_oracle)
+        result = run_rft(todo, sampler, judge, RftConfig(k=settings.k, cap_per_task=settings.cap_per_task),
+                         on_item=ctx.ticker("rft"))
         done = {}
-        for task in todo:
+        for sampled in result.sampled:
+            task = sampled.task
             if task.prompt in sampler.failed:
                 continue
-            rows = [r for r in result.rows if r.prompt == task.prompt]
-            pairs = [p for p in result.pairs if p["task"] == task.id and p["prompt"] == task.prompt]
-            stats = [t for t in result.tasks if t["task"] == task.id]
-            rejected = [] if rows else [{"task": task.id, "reason": "no sample passed", **(stats[0] if stats else {})}]
-            done[self.key(task)] = {"rows": [stamped(r, task.decl) for r in rows], "pairs": pairs, "rejected": rejected}
+            rows = [rft_row(sampled, i, origin[task.id], sampler.name, ctx.seed) for i in sampled.kept]
+            figures = sampled.figures(settings.k)
+            rejected = [] if rows else [{"task": task.id, "reason": "no sample passed", **figures}]
+            done[self.key(task)] = {"rows": rows, "pairs": pairs(sampled), "rejected": rejected, "figures": figures}
         return done
+
+    def collect(self, stored, out):
+        super().collect(stored, out)
+        out.extra.setdefault("tasks", []).append(stored.get("figures", {}))
+
+    def finish(self, ctx, settings, out, items):
+        tasks = [t for t in out.extra.pop("tasks", []) if t]
+        by_family = {}
+        for family in sorted({t["family"] for t in tasks}):
+            mine = [t for t in tasks if t["family"] == family]
+            by_family[family] = {"tasks": len(mine), "samples": sum(t["samples"] for t in mine),
+                                 "passed": sum(t["passed"] for t in mine), "kept": sum(t["kept"] for t in mine),
+                                 f"pass@{settings.k}": round(sum(t[f"pass@{settings.k}"] for t in mine) / len(mine), 4),
+                                 "solved_sometimes": sum(0 < t["passed"] < t["samples"] for t in mine)}
+        out.extra["by_family"] = by_family
+        out.rows.sort(key=lambda r: r.id)
 
     def plan(self, ctx, settings, pending, estimate):
         spec = ctx.models[settings.model]
-
-        def priced(tasks):
-            requests = [("rft", dataclasses.replace(spec.request(t.prompt, "rft"), n=settings.k)) for t in tasks]
-            return estimate.plan_calls(requests) if requests else None
-        exact = priced(pending)
-        # Tasks the back-translation planned before this is expected to add: its pending declarations
-        # with an instruction of the usual length, scaled by the expected acceptance.
-        bt_row, bt_pending = estimate.planned.get("backtranslate", (None, []))
-        writer = ctx.models[ctx.settings["backtranslate"].model]
-        typical = "x " * int(estimate.llm_cache.mean_output(writer.model, template_hash("backtranslate_instruction"))
-                             or 60)
-        future = [task_from_instruction(d, typical) for d in bt_pending]
-        guess = priced(future)
-        share = bt_row["expected_rows"] / len(future) if future else 0.0
-
-        def part(plan, key, scale=1.0):
-            return scale * (plan[key] if plan else 0.0)
-
-        def tokens(plan, key, scale=1.0):
-            return scale * sum(r[key] for r in plan["rows"]) if plan else 0.0
-        items = len(pending) + share * len(future)
-        measured = estimate.measured.get("rft")
-        keep = (measured["rows"] / max(1, measured["items"])) if measured else 1.0
-        return plan_row("rft", spec.model, items=int(round(items)),
-                        calls=part(exact, "calls") + part(guess, "calls", share),
-                        cache_hits=int(part(exact, "cache_hits")),
-                        input_tokens=tokens(exact, "input_tokens") + tokens(guess, "input_tokens", share),
-                        output_tokens=tokens(exact, "expected_output_tokens") +
-                        tokens(guess, "expected_output_tokens", share),
-                        expected=part(exact, "expected_cost_usd") + part(guess, "expected_cost_usd", share),
-                        worst=part(exact, "worst_case_usd") + part(guess, "worst_case_usd", share),
-                        rows=items * keep, compile_candidates=items * settings.k, compile_s_per=estimate.compile_rate,
+        measured = estimate.measured.get("rft") or {}
+        rows_per_task = measured["rows"] / max(1, measured["items"]) if measured.get("items") else 1.0
+        samples = len(pending) * settings.k
+        if spec.is_local:  # free: what it costs is time, from the last run's seconds per sample
+            done = sum(f.get("samples", 0) for f in (measured.get("by_family") or {}).values())
+            per_sample = measured["seconds"] / done if done and measured.get("seconds") else DEFAULT_SAMPLE_S
+            return plan_row("rft", spec.model, items=len(pending), rows=rows_per_task * len(pending),
+                            compile_candidates=samples, compile_s_per=estimate.compile_rate,
+                            sampling_s=samples * per_sample, basis="measured" if done else "default")
+        requests = [("rft", dataclasses.replace(spec.request(t.prompt, None), n=settings.k)) for t in pending]
+        priced = estimate.plan_calls(requests) if requests else None
+        return plan_row("rft", spec.model, items=len(pending), calls=priced["calls"] if priced else 0.0,
+                        cache_hits=int(priced["cache_hits"]) if priced else 0,
+                        input_tokens=sum(r["input_tokens"] for r in priced["rows"]) if priced else 0,
+                        output_tokens=sum(r["expected_output_tokens"] for r in priced["rows"]) if priced else 0.0,
+                        expected=priced["expected_cost_usd"] if priced else 0.0,
+                        worst=priced["worst_case_usd"] if priced else 0.0, rows=rows_per_task * len(pending),
+                        compile_candidates=samples, compile_s_per=estimate.compile_rate,
                         basis="measured" if measured else "default")
 
     def plan_items(self, ctx, settings, decls, estimate):
-        """Before a run, the tasks are those of the codegen rows already made."""
-        codegen = Path(estimate.out) / "rows" / "codegen.jsonl"
-        return rft_tasks(decls, read_jsonl(codegen, Row)) if codegen.exists() else []
+        """Before a run, the tasks are those of the rows the last run made (outside held-out crates)."""
+        rows = [row for path in sorted(Path(estimate.out, "rows").glob("*.jsonl")) if path.stem != "rft"
+                for row in read_jsonl(path, Row)]
+        return self._tasks(ctx, settings, rows)
+
+
+def rft_row(sampled: Sampled, index: int, origin: dict, model: str, seed: int) -> dict:
+    """A kept sample as a row: the task's prompt, the sample's code, the judge's verdict; checked
+    where the task places answers (its crate, for a task verified there)."""
+    task, outcome = sampled.task, sampled.outcomes[index]
+    code = answer_code(sampled.completions[index])
+    prov = origin["provenance"]
+    row = make_row(lang=task.lang, lane=f"{task.lang}_rft", task="rft", prompt=task.prompt, response=code,
+                   verdict=outcome.verdict, system=system_prompt(), checked_source=task.source(code),
+                   provenance=Provenance(source_path=prov["source_path"], decl_hash=prov["decl_hash"],
+                                         decl_id=prov.get("decl_id"), stage="rft", model=model, seed=seed),
+                   family=task.family, crate=task.crate, samples=len(sampled.outcomes),
+                   samples_passed=sum(sampled.passed),
+                   crate_tests=sampled.crate_tests[index] if sampled.crate_tests else None)
+    if task.in_crate is not None:
+        recipe = origin["verification"].get("crate")
+        row.verification = row.verification.model_copy(update={"scope": "crate", "crate": recipe})
+    return {**row.model_dump(mode="json"), "decl_key": origin.get("decl_key")}

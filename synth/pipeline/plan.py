@@ -19,7 +19,7 @@ from synth.store import ItemStore
 from .setup import last_stats
 
 TOTALS = ("items", "calls", "cache_hits", "input_tokens", "expected_output_tokens", "expected_cost_usd",
-          "worst_case_usd", "expected_rows", "compiler_candidates", "compiler_s")
+          "worst_case_usd", "expected_rows", "compiler_candidates", "compiler_s", "sampling_s")
 
 
 def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
@@ -36,8 +36,10 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
     verdicts = VerdictCache(cache_dir / "verdicts")
     oracles = build_oracles({d.lang for d in decls}, config.oracles, verdicts, notes)
     ctx = RunContext(store=store, oracles=oracles, client=None, seed=config.run.seed, models=config.models,
-                     settings=config.stage_settings(), fit=Fit(config.tokens), cache_dir=str(cache_dir),
-                     out=config.run.out,
+                     settings=config.stage_settings(), fit=Fit(config.tokens),
+                     tasks=config.tasks if config.writes_tasks(LANES) else None,
+                     task_lanes=tuple(name for name, lane in LANES.items() if lane.poses_tasks),
+                     cache_dir=str(cache_dir), out=config.run.out,
                      attention=notes, crate_oracle=crate_oracle(oracles, config.oracles, verdicts, notes))
     measured = ((last_stats(config.run.out) or {}).get("summary") or {}).get("stages", {})
     repair = measured.get("repair") or {}

@@ -122,7 +122,10 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         if pending:
             attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")
         ctx = RunContext(store=store, oracles=oracles, client=client, seed=config.run.seed, models=config.models,
-                         settings=config.stage_settings(), fit=Fit(config.tokens), cache_dir=str(cache_dir), out=str(out),
+                         settings=config.stage_settings(), fit=Fit(config.tokens),
+                         tasks=config.tasks if config.writes_tasks(LANES) else None,
+                         task_lanes=tuple(name for name, lane in LANES.items() if lane.poses_tasks),
+                         cache_dir=str(cache_dir), out=str(out),
                          attention=attention,
                          crate_oracle=executor.oracle(crate_oracle(oracles, config.oracles, verdicts, attention),
                                                       "crate_batch", config.oracles))
@@ -162,8 +165,8 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
             except BudgetExceeded as exc:
                 attention.append(f"batch not submitted: {exc}")
         summary.notes += config.notes
-        tasks = task_lanes(LANES, outputs, config.tasks)
-        if tasks:
+        if config.writes_tasks(LANES):
+            tasks = [outputs[name] for name in ctx.task_lanes if name in outputs]
             split = split_outputs(out, tasks, config.tasks, config.run.seed)
             summary.notes.append(f"tasks: {split}")
         write_outputs(out, outputs)
@@ -195,14 +198,6 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
             ctx.crate_oracle.close()
         store.close()
     return summary
-
-
-def task_lanes(lanes: dict, outputs: dict[str, StageOutput], settings) -> list[StageOutput]:
-    """The outputs whose rows become tasks, when this run writes tasks ([tasks] enabled, or by
-    default when a lane that writes them by default ran)."""
-    ran = [name for name in lanes if name in outputs]
-    enabled = settings.enabled if settings.enabled is not None else any(lanes[n].tasks_by_default for n in ran)
-    return [outputs[n] for n in ran if lanes[n].poses_tasks] if enabled else []
 
 
 def write_outputs(out: Path, outputs: dict[str, StageOutput]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .anthropic import AnthropicProvider
 from .base import BatchUnsupported, Completion, Provider, UnsupportedParameter, classify_sdk_error, supported
+from .local import LocalProvider
 from .openai import OpenAIProvider
 
 __all__ = ["BatchUnsupported", "Completion", "Provider", "UnknownProvider", "UnsupportedParameter",
@@ -46,3 +47,4 @@ def names() -> list[str]:
 
 register(OpenAIProvider())
 register(AnthropicProvider())
+register(LocalProvider())

@@ -24,8 +24,10 @@ class OpenAIProvider(Provider):
                              **({"base_url": base_url} if base_url else {}))
 
     def complete(self, sdk, req) -> Completion:
-        kwargs = {"model": req.model, "messages": list(req.messages), "max_tokens": req.max_tokens, "n": req.n,
-                  "temperature": req.temperature, "seed": req.seed}
+        # n only when it asks for more than the default one sample: servers without `n` refuse it
+        # even as 1 (`transformers serve`)
+        kwargs = {"model": req.model, "messages": list(req.messages), "max_tokens": req.max_tokens,
+                  "n": req.n if req.n != 1 else None, "temperature": req.temperature, "seed": req.seed}
         resp = sdk.chat.completions.create(**supported(sdk.chat.completions.create, kwargs))
         usage = resp.usage
         cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", 0) or 0
