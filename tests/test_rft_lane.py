@@ -79,3 +79,30 @@ def test_refresh_samples_from_the_newest_adapter_and_only_what_changed(tmp_path,
     config.write_text(config.read_text().replace("k = 2\n", "k = 2\nlimit = 2\n"))
     limited = run(config)["rft"]  # two of the tasks, all sampled already: nothing new to sample
     assert limited["items"] == 2 and limited["processed"] == 0 and limited["reused"] == 2
+
+
+def test_a_run_killed_while_sampling_keeps_the_parts_it_finished(tmp_path, policy, monkeypatch):
+    from synth.graphs.rft import PolicySampler
+    from synth.lanes.rft import RftLane
+    model, _, _ = policy
+    crate(tmp_path, "alpha", "plus", count=4)
+    config = tmp_path / "synth.toml"
+    config.write_text(
+        '[run]\nout = "run"\ncache_dir = "cache"\n\n[[sources]]\npath = "alpha"\nlang = "rust"\n\n'
+        f'[models.policy]\nprovider = "local"\nmodel = "{model}"\nmax_tokens = 8\n\n'
+        '[stages.repair]\nenabled = false\n\n[stages.doclane]\nenabled = true\n\n'
+        '[stages.rft]\nenabled = true\nmodel = "policy"\nk = 2\n\n[tasks]\nenabled = false\n')
+    monkeypatch.setattr(RftLane, "chunk", 2)
+    real, calls = PolicySampler.complete, []
+
+    def killed_on_the_second_part(self, prompts, k):
+        calls.append(len(prompts))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # what a SIGINT raises mid-sampling
+        return real(self, prompts, k)
+    monkeypatch.setattr(PolicySampler, "complete", killed_on_the_second_part)
+    with pytest.raises(KeyboardInterrupt):
+        run(config)
+    monkeypatch.setattr(PolicySampler, "complete", real)
+    resumed = run(config)["rft"]
+    assert calls == [2, 2] and resumed["items"] == 4 and resumed["reused"] == 2 and resumed["processed"] == 2

@@ -99,6 +99,7 @@ class Lane:
     needs: ClassVar[tuple[str, ...]] = ()  # lanes whose rows this lane reads (they run first)
     poses_tasks: ClassVar[bool] = False  # its rows can be RL and held-out tasks ([tasks])
     tasks_by_default: ClassVar[bool] = False  # with it enabled, tasks are written unless [tasks] enabled = false
+    chunk: ClassVar[int] = 0  # > 0: `process` gets the items this many at a time, each part stored as it ends
 
     def pays(self, settings: StageSettings, models: dict) -> bool:
         """Whether the lane calls a model that is not free; the plan and the run both ask this."""
@@ -196,12 +197,13 @@ def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) ->
         todo = [x for x in mine if ctx.store.get(lane.name, stage_fp, lane.key(x)) is None]
         out.processed += sum(lane.size(x) for x in todo)
         out.reused += sum(lane.size(x) for x in mine) - sum(lane.size(x) for x in todo)
-        done = lane.process(ctx, settings, todo, oracle, out) if todo else {}
-        for item in todo:
-            if lane.key(item) in done:
-                ctx.store.put(lane.name, stage_fp, lane.key(item), done[lane.key(item)])
-            else:
-                out.undone += lane.size(item)
+        for part in (todo[i:i + lane.chunk] for i in range(0, len(todo), lane.chunk)) if lane.chunk else [todo]:
+            done = lane.process(ctx, settings, part, oracle, out) if part else {}
+            for item in part:  # stored as each part ends: a killed run keeps the parts it finished
+                if lane.key(item) in done:
+                    ctx.store.put(lane.name, stage_fp, lane.key(item), done[lane.key(item)])
+                else:
+                    out.undone += lane.size(item)
         for item in mine:
             stored = ctx.store.get(lane.name, stage_fp, lane.key(item))
             if stored is not None:

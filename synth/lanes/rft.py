@@ -82,6 +82,7 @@ def rft_tasks(rows: list[Row], families: list[str], held: set[str]) -> list[tupl
 class RftLane(Lane):
     name = "rft"
     Settings = RftSettings
+    chunk = 64  # a local policy samples for minutes: a killed run keeps each 64 tasks it finished
 
     def skip_reason(self, settings, models, cap, done):
         spec = models.get(settings.model)
