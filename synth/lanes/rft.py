@@ -102,8 +102,8 @@ class RftLane(Lane):
                 raise ValueError("[stages.rft] only_rl needs the run to write tasks ([tasks] enabled)")
             tasks = [t for t in tasks if becomes_rl(t, ctx.tasks, ctx.seed)]
         if settings.limit:
-            taken = set(sorted((fingerprint("rft-limit", ctx.seed, t.id) for t in tasks))[:settings.limit])
-            tasks = [t for t in tasks if fingerprint("rft-limit", ctx.seed, t.id) in taken]
+            taken = {t.id for t in sorted(tasks, key=lambda t: fingerprint("rft-limit", ctx.seed, t.id))[:settings.limit]}
+            tasks = [t for t in tasks if t.id in taken]  # in their own order
         return tasks
 
     def key(self, task):
