@@ -117,20 +117,44 @@ def test_crate_unit_tests_are_attached_only_where_they_pass(tmp_path, rust_oracl
     assert task_of(by_name["add"]).tests == by_name["add"]["tests"]
 
 
-def test_batched_greedy_equals_one_prompt_at_a_time(tmp_path):
-    from benchmarks.fixtures.tiny_model import build_tiny_model
-    from synth.llm.local import LocalSampler
+def test_batched_greedy_equals_one_prompt_at_a_time(tmp_path, monkeypatch):
+    """Batched decoding (left padding, prompts prefilled in parts, finished rows leaving the batch
+    and its KV cache) gives each prompt what transformers' own greedy generate gives it alone."""
+    import torch
+    from benchmarks.fixtures.tiny_model import build_tiny_model, pretrain
+    from synth.llm import local
 
-    texts = ["fn add(a: u32) -> u32 { a + 1 }", "struct Point { x: i32, y: i32 }"] * 20
-    model = build_tiny_model(tmp_path / "tiny", texts)
-    sampler = LocalSampler(model, max_new_tokens=12)
-    prompts = [serve_prompt("Write add."), serve_prompt("Write a much longer thing: a struct Point with x, y.")]
-    batched = sampler.greedy(prompts, batch_size=2)
-    assert batched == [sampler.greedy([p], batch_size=1)[0] for p in prompts]
-    assert all(batched)
-    # `until` ends each completion once it says done: a prefix of the full one, the rest not generated
-    cut = sampler.greedy(prompts, batch_size=2, until=lambda text: len(text) >= 4)
-    assert all(len(c) >= 4 and full.startswith(c) and len(c) < len(full) for c, full in zip(cut, batched)), cut
+    answers = {"Write add.": "fn add(a: u32) -> u32 { a + 1 }", "Write a struct.": "struct Point { x: i32, y: i32 }",
+               "Point?": "a struct with two fields"}
+    model = build_tiny_model(tmp_path / "tiny", list(answers.values()) * 20)
+    pretrain(model, [[{"role": "user", "content": q}, {"role": "assistant", "content": a}] for q, a in answers.items()],
+             steps=40)
+    sampler = local.LocalSampler(model, max_new_tokens=12)
+    prompts = [serve_prompt("Write add."), serve_prompt("Write a much longer thing: a struct Point with x, y."),
+               serve_prompt("Write a struct."), serve_prompt("Point?")]
+
+    def alone(prompt: str, stop=None) -> str:
+        ids = sampler.tokenizer(prompt, return_tensors="pt")
+        with torch.no_grad():
+            out = sampler.model.generate(**ids, max_new_tokens=12, do_sample=False, stop_strings=stop,
+                                         tokenizer=sampler.tokenizer, pad_token_id=sampler.tokenizer.pad_token_id)
+        return sampler.tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+
+    monkeypatch.setattr(local, "PREFILL_ROWS", 3)  # the prompts' KV caches made in two parts, then merged
+    batched = sampler.greedy(prompts, batch_size=4)
+    assert batched == [alone(p) for p in prompts]
+    assert all(batched) and len(set(batched)) > 1
+    # `until` ends each completion once it says done: a prefix of the full one, the rest not generated;
+    # rows done at different steps leave the batch, and the others go on as they would alone
+    def until(text: str) -> bool:
+        return len(text) >= 6
+    cut = sampler.greedy(prompts, batch_size=4, until=until)
+    assert all(full.startswith(c) and len(c) < len(full) for c, full in zip(cut, batched)), cut
+    assert len({len(sampler.tokenizer(c)["input_ids"]) for c in cut}) > 1, cut  # done at different steps
+    assert cut == [sampler.greedy([p], batch_size=1, until=until)[0] for p in prompts]
+    # sampling k per prompt near temperature 0 is greedy, each prompt's samples in its own place
+    cold = local.LocalSampler(model, max_new_tokens=12, temperature=1e-4)
+    assert cold.complete(prompts, k=2, greedy=False, batch_size=4) == [[b, b] for b in batched]
 
 
 def _crate(root, name: str, body: str):

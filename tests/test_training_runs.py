@@ -235,12 +235,12 @@ def test_eval_pass_at_k_with_real_sampling_and_gate(setup, tmp_path, capsys):
 
 def test_greedy_eval_is_deterministic_and_batches_prompts(setup, tmp_path, capsys, monkeypatch):
     """`synth eval --decoding greedy`: one answer per task, the same bytes twice, the prompts
-    generated a batch at a time (one generate call for the 4 tasks, not 4)."""
-    from transformers import GenerationMixin
+    decoded a batch at a time (one decoding of the 4 tasks, not 4)."""
+    from synth.llm.local import LocalSampler
     calls = []
-    generate = GenerationMixin.generate
-    monkeypatch.setattr(GenerationMixin, "generate",
-                        lambda self, *a, **k: calls.append(k["input_ids"].shape[0]) or generate(self, *a, **k))
+    decode = LocalSampler._decode
+    monkeypatch.setattr(LocalSampler, "_decode",
+                        lambda self, ids, *a, **k: calls.append(ids.shape[0]) or decode(self, ids, *a, **k))
     profile = _profile_copy(setup, tmp_path)
     outs = [tmp_path / "first.json", tmp_path / "second.json"]
     for out in outs:

@@ -108,7 +108,7 @@ def learnable_tasks(profile: Profile, tasks: list, judge: Judge) -> tuple[list, 
     """The tasks the starting policy solves sometimes (0 < p < 1), each estimated from
     `probe_samples` samples at the GRPO temperature (of a seeded `probe_tasks` of them, where set:
     sampling is most of the cost on a CPU); and the figures per family."""
-    from synth.llm.local import LocalSampler
+    from synth.llm.local import BATCH_ROWS, LocalSampler
     settings = profile.grpo
     sampler = LocalSampler(profile.model, max_new_tokens=settings.max_completion_length,
                            temperature=settings.temperature, top_p=settings.top_p, seed=profile.seed,
@@ -118,7 +118,7 @@ def learnable_tasks(profile: Profile, tasks: list, judge: Judge) -> tuple[list, 
         chosen = set(random.Random(f"{profile.seed}:probe").sample(range(len(tasks)), settings.probe_tasks))
         tasks = [t for i, t in enumerate(tasks) if i in chosen]
     samples = sampler.complete([serve_prompt(t.prompt) for t in tasks], k=n, greedy=False,
-                               batch_size=max(1, 16 // n), until=code_is_final)
+                               batch_size=max(1, BATCH_ROWS // n), until=code_is_final)
     outcomes = judge.judge([t for t in tasks for _ in range(n)], [c for cs in samples for c in cs])
     solved = [sum(o.solved for o in outcomes[i * n:(i + 1) * n]) for i in range(len(tasks))]
     kept = [t for t, s in zip(tasks, solved) if 0 < s < n]

@@ -47,12 +47,12 @@ class PolicySampler:
     """The policy in this process (synth/llm/local.py): user prompts through the serving template,
     k samples each, prompts batched; a sample stops once its first fenced block closes."""
 
-    def __init__(self, spec, seed: int = 0, batch: int = 16):
-        from synth.llm.local import LocalSampler
+    def __init__(self, spec, seed: int = 0, batch: int | None = None):
+        from synth.llm.local import BATCH_ROWS, LocalSampler
         self.sampler = LocalSampler(spec.model, adapter=spec.adapter, max_new_tokens=spec.max_tokens,
                                     temperature=spec.temperature if spec.temperature is not None else 0.8,
                                     seed=seed, dtype=spec.dtype)
-        self.batch = batch
+        self.batch = batch or BATCH_ROWS  # rows: prompts x k
         self.name = self.sampler.name
 
     def complete(self, prompts: list[str], k: int) -> list[list[str]]:
