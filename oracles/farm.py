@@ -8,6 +8,7 @@ verdicts come back in order and the driver stores them. Everything else (`id`, `
 `flags`, a crate's original check, ...) is the local oracle's."""
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import os
 
@@ -51,11 +52,21 @@ def check_on_worker(build, kind: str, settings, items: list, per_item: dict) -> 
     """Runs on a worker: (verdicts in order, what the check added to the counters, worker pid)."""
     key = (build.__module__, build.__qualname__, kind, settings.model_dump_json())
     if key not in _WORKER_ORACLES:
+        if not _WORKER_ORACLES:  # the worker's crate copies go when it exits (a killed worker's: the next run's sweep)
+            atexit.register(close_worker_oracles)
         _WORKER_ORACLES[key] = build(kind, settings, None)
     oracle = _WORKER_ORACLES[key]
     before = dataclasses.asdict(oracle.stats)
     verdicts = oracle.check(items, **per_item)
     return verdicts, stats_delta(before, dataclasses.asdict(oracle.stats)), os.getpid()
+
+
+def close_worker_oracles() -> None:
+    """Close what this worker built (a crate oracle's scratch copies of crates)."""
+    for oracle in _WORKER_ORACLES.values():
+        if hasattr(oracle, "close"):
+            oracle.close()
+    _WORKER_ORACLES.clear()
 
 
 def batches(indices: list[int], items: list, size: int) -> list[list[int]]:

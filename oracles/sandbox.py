@@ -27,13 +27,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import scratch
 from .environ import safe_environ
 
 NOBODY = 65534
 ISOLATIONS = ("bwrap", "unshare", "none")
 REAPER = Path(__file__).with_name("reaper.py")
 OUTPUT_CAP_BYTES = 8 * 1024 * 1024
-WORKDIR_PREFIX = "synth-sbx-"
+WORKDIR_KIND = "sbx"
+WORKDIR_PREFIX = f"synth-{WORKDIR_KIND}-"
 
 
 @dataclass(frozen=True)
@@ -194,11 +196,8 @@ class Sandbox:
     @contextlib.contextmanager
     def workdir(self):
         """A private temporary directory, deleted (whatever ran in it) when the block ends."""
-        path = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
-        try:
+        with scratch.folder(WORKDIR_KIND) as path:
             yield path
-        finally:
-            shutil.rmtree(path, ignore_errors=True)
 
     def run(self, argv: list[str], cwd: Path, *, stdin: str | None = None, limits: Limits | None = None,
             env: dict[str, str] | None = None, writable: list[Path] = ()) -> SandboxResult:
@@ -248,7 +247,7 @@ class Sandbox:
             "memory_bytes": limits.memory_bytes,
             "timeout_s": limits.timeout_s,
         }
-        with tempfile.TemporaryDirectory(prefix="synth-io-") as io_dir:
+        with scratch.folder("io") as io_dir:
             out_path, err_path = Path(io_dir) / "out", Path(io_dir) / "err"
             start = time.monotonic()
             with open(out_path, "wb") as out, open(err_path, "wb") as err:
@@ -258,17 +257,18 @@ class Sandbox:
                     start_new_session=True,
                 )
                 timed_out = False
-                try:
-                    if stdin is not None:
-                        proc.stdin.write(stdin.encode())
-                        proc.stdin.close()
-                    _wait(proc, limits.timeout_s)
-                except subprocess.TimeoutExpired:
-                    timed_out = True
-                except BrokenPipeError:
-                    pass
-                finally:
-                    _kill_group(proc)
+                with scratch.running(proc):  # stopped with the run if the run is stopped
+                    try:
+                        if stdin is not None:
+                            proc.stdin.write(stdin.encode())
+                            proc.stdin.close()
+                        _wait(proc, limits.timeout_s)
+                    except subprocess.TimeoutExpired:
+                        timed_out = True
+                    except BrokenPipeError:
+                        pass
+                    finally:
+                        _kill_group(proc)
             elapsed = time.monotonic() - start
             return SandboxResult(argv=list(argv), returncode=None if timed_out else proc.returncode,
                                  stdout=_read_capped(out_path), stderr=_read_capped(err_path),

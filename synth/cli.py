@@ -5,6 +5,8 @@ import json
 import sys
 from pathlib import Path
 
+from oracles import scratch
+
 from synth.check import CheckInputError, check_paths, verdict_json
 from synth.cluster import ClusterError
 from synth.cli_args import build_parser
@@ -339,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors already
         return int(exc.code or 0)
+    scratch.guard_run()  # a run stopped leaves no temp folder behind
     try:
         return COMMANDS[args.command](args)
     except (UsageError, ClusterError) as exc:  # ClusterError: no Ray, no cluster, or a node unlike this one

@@ -1,0 +1,94 @@
+"""A run stopped by SIGTERM or SIGINT leaves no temp folder; the folders of one killed outright are
+swept by the next run, never those of a run still alive (real `synth mutate` runs, real rustc)."""
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import EXAMPLE_CRATE, ROOT
+
+from oracles import scratch
+
+
+def _mine(tmp, pid: int) -> list[str]:
+    return sorted(p.name for p in tmp.iterdir() if scratch.owner(p) == pid)
+
+
+def _started(tmp_path, name: str):
+    """A `synth mutate` run with its own temp dir, once it has a temp folder (it is compiling)."""
+    tmp = tmp_path / f"tmp-{name}"
+    tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "synth.cli", "mutate", str(EXAMPLE_CRATE),
+                             "--out", str(tmp_path / f"out-{name}"), "--cache-dir", str(tmp_path / f"cache-{name}")],
+                            cwd=ROOT, env={**os.environ, "TMPDIR": str(tmp)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not _mine(tmp, proc.pid):
+        assert proc.poll() is None, f"the run ended before it made a temp folder: {proc.stderr.read()}"
+        assert time.monotonic() < deadline, "no temp folder after 120 s"
+        time.sleep(0.02)
+    return proc, tmp
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_run_stopped_by_a_signal_leaves_no_temp_folder(tmp_path, stop):
+    proc, tmp = _started(tmp_path, stop.name)
+    proc.send_signal(stop)
+    proc.wait(timeout=60)
+    assert proc.returncode != 0
+    assert _mine(tmp, proc.pid) == []
+
+
+def test_a_killed_runs_folders_are_swept_by_the_next_but_a_live_runs_are_kept(tmp_path):
+    proc, tmp = _started(tmp_path, "kill")
+    proc.kill()
+    proc.wait(timeout=60)
+    left = _mine(tmp, proc.pid)
+    assert left  # SIGKILL cannot be caught: what it leaves is the next run's to sweep
+    alive = subprocess.Popen(["sleep", "60"])
+    try:
+        (tmp / f"synth-sbx-{alive.pid}-live").mkdir()  # a run that is still going
+        (tmp / "synth-notes").mkdir()  # not a run folder: no pid in its name
+        assert scratch.sweep(tmp) == len(left)
+        assert sorted(p.name for p in tmp.iterdir()) == ["synth-notes", f"synth-sbx-{alive.pid}-live"]
+    finally:
+        alive.kill()
+        alive.wait()
+    assert scratch.sweep(tmp) == 1 and [p.name for p in tmp.iterdir()] == ["synth-notes"]
+
+
+@dataclasses.dataclass
+class _Stats:
+    checked: int = 0
+
+
+class _Holding:
+    """An oracle as a worker builds it, holding a scratch copy until closed."""
+
+    def __init__(self, kind, settings, cache):
+        self.folder, self.stats = scratch.make("sbx"), _Stats()
+
+    def check(self, items):
+        return [True for _ in items]
+
+    def close(self):
+        scratch.remove(self.folder)
+
+
+def test_a_worker_closes_the_oracles_it_built_when_it_exits(monkeypatch):
+    import atexit
+
+    from oracles import farm
+    from oracles.settings import OracleSettings
+    exits = []
+    monkeypatch.setattr(atexit, "register", exits.append)
+    monkeypatch.setattr(farm, "_WORKER_ORACLES", {})
+    farm.check_on_worker(_Holding, "crate_batch", OracleSettings(), [1, 2], {})
+    farm.check_on_worker(_Holding, "crate_batch", OracleSettings(), [3], {})  # the same oracle, reused
+    (held,) = farm._WORKER_ORACLES.values()
+    assert held.folder.is_dir() and exits == [farm.close_worker_oracles]
+    exits[0]()
+    assert not held.folder.exists() and farm._WORKER_ORACLES == {}
