@@ -64,7 +64,8 @@ class CrateBatchOracle:
 
     @property
     def flags(self) -> dict:
-        return {"rustflags": RUSTFLAGS, "logic": CACHE_LOGIC_VERSION, "scope": "crate"}
+        # build scripts may act differently outside bubblewrap: the isolation is part of the key
+        return {"rustflags": RUSTFLAGS, "logic": CACHE_LOGIC_VERSION, "scope": "crate", "isolation": self.sandbox.isolation}
 
     def job(self, splice: Splice, name: str, original: str = "", kind: str = "", trait_impl: bool = False) -> Job:
         """A splice to check, with what decides which others it may share a check with."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from .crate_manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
 from .rustc_diagnostics import Region
 from .verdict import Splice, crate_files, crate_hash
-from . import scratch
+from . import run_folders
 from .sandbox import WORKDIR_KIND, Limits, Sandbox
 
 RUSTFLAGS = "--cap-lints=warn --verbose"  # --verbose: full type names, never written to a file
@@ -54,7 +54,7 @@ class ScratchCrate:
         self.cargo, self.rustc, self.sandbox, self.timeout_s = cargo, rustc, sandbox, timeout_s
         manifest, self.facts = checkable_manifest(self.source)  # ManifestError: the caller's to report
         self.hash = crate_hash(self.source)
-        self.dir = scratch.make(WORKDIR_KIND)  # the sandbox lets a run write its own scratch folder
+        self.dir = run_folders.make(WORKDIR_KIND)  # the sandbox lets a run write its own scratch folder
         self.root = self.dir / "crate"
         for path in crate_files(self.source):
             dest = self.root / path.relative_to(self.source)
@@ -69,7 +69,7 @@ class ScratchCrate:
         self.runs = 0
 
     def close(self) -> None:
-        scratch.remove(self.dir)
+        run_folders.remove(self.dir)
 
     def _restore(self) -> None:
         for rel, data in self.originals.items():

@@ -105,8 +105,9 @@ class RustOracle:
 
     @property
     def flags(self) -> dict:
+        # the isolation too: a candidate's tests may pass or fail by what the sandbox lets them reach
         return {"edition": self.config.edition, "extra_args": list(self.config.extra_args), "emit": "metadata",
-                "stable_text": list(STABLE_TEXT), "logic": CACHE_LOGIC_VERSION}
+                "stable_text": list(STABLE_TEXT), "logic": CACHE_LOGIC_VERSION, "isolation": self.sandbox.isolation}
 
     # -- public -------------------------------------------------------------------------------
 

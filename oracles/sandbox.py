@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import scratch
+from . import run_folders
 from .environ import safe_environ
 
 NOBODY = 65534
@@ -196,7 +196,7 @@ class Sandbox:
     @contextlib.contextmanager
     def workdir(self):
         """A private temporary directory, deleted (whatever ran in it) when the block ends."""
-        with scratch.folder(WORKDIR_KIND) as path:
+        with run_folders.folder(WORKDIR_KIND) as path:
             yield path
 
     def run(self, argv: list[str], cwd: Path, *, stdin: str | None = None, limits: Limits | None = None,
@@ -247,7 +247,7 @@ class Sandbox:
             "memory_bytes": limits.memory_bytes,
             "timeout_s": limits.timeout_s,
         }
-        with scratch.folder("io") as io_dir:
+        with run_folders.folder("io") as io_dir:
             out_path, err_path = Path(io_dir) / "out", Path(io_dir) / "err"
             start = time.monotonic()
             with open(out_path, "wb") as out, open(err_path, "wb") as err:
@@ -257,7 +257,7 @@ class Sandbox:
                     start_new_session=True,
                 )
                 timed_out = False
-                with scratch.running(proc):  # stopped with the run if the run is stopped
+                with run_folders.running(proc):  # stopped with the run if the run is stopped
                     try:
                         if stdin is not None:
                             proc.stdin.write(stdin.encode())

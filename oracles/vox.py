@@ -99,7 +99,8 @@ class VoxOracle:
 
     @property
     def flags(self) -> dict:
-        return {"check": list(self.config.check_args), "extra": list(self.config.extra_args)}
+        return {"check": list(self.config.check_args), "extra": list(self.config.extra_args),
+                "isolation": self.sandbox.isolation}
 
     def check(self, candidates: list[Candidate]) -> list[Verdict]:
         with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:

@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from oracles import scratch
+from oracles import run_folders
 
 from synth.check import CheckInputError, check_paths, verdict_json
 from synth.cluster import ClusterError
@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors already
         return int(exc.code or 0)
-    scratch.guard_run()  # a run stopped leaves no temp folder behind
+    run_folders.guard_run()  # a run stopped leaves no temp folder behind
     try:
         return COMMANDS[args.command](args)
     except (UsageError, ClusterError) as exc:  # ClusterError: no Ray, no cluster, or a node unlike this one

@@ -35,6 +35,7 @@ class AssembleConfig(Strict):
     val_share: float = Field(0.1, ge=0, lt=1)
     seq_len: int = Field(2048, gt=0)
     near_duplicates: bool = False
+    licenses: list[str] = Field(default_factory=list)  # SPDX ids a row's licence must satisfy; empty: all
 
 
 class TaskSettings(Strict):

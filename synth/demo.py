@@ -81,7 +81,7 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
 
     snapshot_dir = ROOT / "cache" / "demo" / "snapshot"
     snap = assemble(Mix(sources=[Source(name="repair", path=str(run_dir))], val_share={"default": 0.1}, seed=0))
-    write_snapshot(snap, snapshot_dir, parquet=False)
+    write_snapshot(snap, snapshot_dir)
     console.print(f"snapshot: {len(snap.train)} train / {len(snap.val)} val rows, split by answer (no answer in "
                   f"both), {len(snap.rejected)} rejected -> {snapshot_dir.relative_to(ROOT)}/manifest.json")
 

@@ -1,4 +1,4 @@
-"""The row model: every training row, whatever its task, carries these fields (ARCHITECTURE.md)."""
+"""The row model: every training row, whatever its task, carries these fields."""
 from __future__ import annotations
 
 import hashlib
@@ -45,6 +45,10 @@ class Provenance(BaseModel):
     model: str | None = None
     prompt_template_hash: str | None = None
     seed: int
+    # where the code comes from (synth/extract/package.py): crate (else source folder), version, licence
+    source_name: str | None = None
+    source_version: str | None = None
+    license: str | None = None  # an SPDX expression, or "unknown"
 
 
 CODE_TASKS = {"repair", "codegen", "rft"}
@@ -54,7 +58,7 @@ class Row(BaseModel):
     model_config = ConfigDict(extra="allow")  # extra fields by task are fine
 
     id: str = ""
-    lang: Literal["rust", "vox"]
+    lang: Literal["rust", "vox", "json"]  # json: calls to a live MCP server's tools
     lane: str
     task: str
     messages: list[Message]

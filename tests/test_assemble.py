@@ -61,7 +61,7 @@ def test_same_inputs_same_bytes_and_adding_a_source_reshuffles_nothing(runs, tmp
     for name in ("a", "b"):
         write_snapshot(assemble(_mix(runs, seed=3)), tmp_path / name)
     for rel in ("train.jsonl", "val.jsonl", "manifest.json", "rejected/assemble.jsonl", "trl/train.jsonl",
-                "hf/train.parquet"):
+                "data/train.parquet", "README.md"):
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
     repair_only = _mix(runs, seed=3, sources=[Source(name="repair", path=str(runs / "repair"), sample_rate=0.5)])
     both = _mix(runs, seed=3, sources=[Source(name="repair", path=str(runs / "repair"), sample_rate=0.5),
@@ -115,8 +115,20 @@ def test_manifest_counts_equal_a_recount_of_the_files(runs, tmp_path):
     assert sum(manifest["length"]["bins"].values()) == len(train) + len(val)
     trl = read_jsonl(paths["trl_train"])
     assert len(trl) == len(train) and set(trl[0]) == {"messages"}
-    from datasets import Dataset
-    assert Dataset.from_parquet(paths["parquet_train"]).num_rows == len(train)
+    # the folder is a dataset: `datasets` loads its splits, and its card's YAML says what they are
+    import yaml
+    from datasets import load_dataset
+    loaded = load_dataset("parquet", data_dir=str(Path(paths["card"]).parent / "data"), cache_dir=str(tmp_path / "hf"))
+    assert loaded["train"].num_rows == len(train) and loaded["validation"].num_rows == len(val)
+    assert loaded["train"][0]["messages"] == [m.model_dump() for m in train[0].messages]
+    assert loaded["train"][0]["license"] == (train[0].provenance.license or "unknown")
+    card = Path(paths["card"]).read_text()
+    assert card.startswith("---\n")
+    meta = yaml.safe_load(card.split("---\n")[1])
+    assert meta["task_categories"] == ["text-generation"] and meta["license"]
+    assert {s["name"]: s["num_examples"] for s in meta["dataset_info"]["splits"]} == \
+        {"train": len(train), "validation": len(val)}
+    assert [f["path"] for f in meta["configs"][0]["data_files"]] == ["data/train.parquet", "data/val.parquet"]
 
 
 def test_mix_file_is_validated(tmp_path):

@@ -58,3 +58,18 @@ def test_flags_are_part_of_the_key(tmp_path):
     v2015 = o2015.check(cand)[0]
     assert o2015.stats.cache_hits == 0
     assert v2018.passed and not v2015.passed  # `async fn` is an error in edition 2015
+
+
+def test_the_isolation_is_part_of_the_key(tmp_path):
+    """A verdict made without a sandbox is not served to a run inside one (tests may reach the
+    network or the home folder in one and not the other)."""
+    from oracles.sandbox import Sandbox
+    cache = VerdictCache(tmp_path / "cache")
+    cand = [Candidate.of("pub fn f() -> i32 { 1 }\n")]
+    RustOracle(RustConfig(), cache=cache, sandbox=Sandbox(isolation="none")).check(cand)
+    same = RustOracle(RustConfig(), cache=cache, sandbox=Sandbox(isolation="none"))
+    same.check(cand)
+    assert same.stats.cache_hits == 1
+    other = RustOracle(RustConfig(), cache=cache, sandbox=Sandbox(isolation="unshare"))
+    verdict = other.check(cand)[0]
+    assert other.stats.cache_hits == 0 and verdict.sandbox["isolation"] == "unshare"

@@ -1,4 +1,4 @@
-"""`synth check` per ARCHITECTURE.md: JSON lines, exit 0 all passed / 1 some failed / 2 usage."""
+"""`synth check`: JSON lines, exit 0 all passed / 1 some failed / 2 usage."""
 import json
 import subprocess
 import sys

@@ -286,3 +286,45 @@ def test_an_error_that_reads_as_none_of_its_lines_is_not_lost_in_a_batch():
     assert [d.code for d in solo[0].diagnostics] == ["cargo-exit"] and not batched[0].passed
     for b, s in zip(batched, solo):
         assert b.same_result(s), ([d.render() for d in b.diagnostics], [d.render() for d in s.diagnostics])
+
+
+def test_a_mutant_rejected_without_a_diagnostic_makes_no_row():
+    """bytes' `get_u128` is written through a macro: its `immutable_binding` mutant fails its crate
+    with cargo's exit status and no error a fix could follow. A row of it would teach a model to
+    answer "cargo exited 101"; it is dropped and counted instead."""
+    decls = [d for d in extract_paths([str(BYTES)], ExtractOptions()).declarations
+             if d.crate_path == "src/buf/buf_impl.rs" and d.name == "get_u128"]
+    oracle = CrateBatchOracle(cache=None)
+    try:
+        result = repair_rows(decls, RustOracle(RustConfig(jobs=2)), RepairConfig(seed=0, in_crate="always"),
+                             crate_oracle=oracle)
+    finally:
+        oracle.close()
+    unexplained = [r for r in result.rejected if r["reason"].startswith("rejected without a diagnostic")]
+    operators = {r["operator"] for r in unexplained}
+    assert "immutable_binding" in operators, result.rejected
+    assert {r["reason"] for r in unexplained} == {"rejected without a diagnostic (cargo exited 101)"}
+    assert sum(s.unexplained for s in result.stats.values()) == len(unexplained)
+    assert not [r for r in result.rows if r.operator in operators]
+
+
+def test_a_declaration_whose_context_was_cut_is_verified_in_its_crate_without_a_standalone_try(tmp_path):
+    """Alone, a function whose context stopped at its budget lacks what was cut: it goes straight
+    to its crate (no standalone check spent on it), where its rows are verified."""
+    links = "\n".join(f"pub struct T{i} {{ pub next: Option<Box<T{i + 1}>> }}\n" for i in range(60))
+    crate = tmp_path / "chain"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "chain"\nversion = "0.1.0"\nedition = "2021"\n')
+    (crate / "src" / "lib.rs").write_text(
+        links + "pub struct T60;\n\npub fn depth(t: &T0) -> usize {\n    let mut n = 0;\n"
+        "    if t.next.is_some() {\n        n += 1;\n    }\n    n\n}\n")
+    decls = [d for d in extract_paths([crate], ExtractOptions(max_context_bytes=600, jobs=1)).declarations
+             if d.name == "depth"]
+    assert len(decls) == 1 and decls[0].context_truncated
+    standalone, oracle = RustOracle(RustConfig(jobs=2)), CrateBatchOracle(cache=None)
+    try:
+        result = repair_rows(decls, standalone, RepairConfig(seed=0, in_crate="fallback"), crate_oracle=oracle)
+    finally:
+        oracle.close()
+    assert result.rows and {r.verification.scope for r in result.rows} == {"crate"}
+    assert standalone.stats.candidates_compiled == 0  # no original and no mutant checked alone

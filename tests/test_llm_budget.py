@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import ROOT
-from llm_server import FakeLLMServer
+from benchmarks.fixtures.llm_server import FakeLLMServer
 
 from synth.llm.client import BudgetExceeded, CallFailed, KeyMissing, LLMClient, LLMRequest, RetryPolicy
 from synth.llm.ledger import Ledger

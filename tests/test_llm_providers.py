@@ -4,7 +4,7 @@ unknown provider name is an error everywhere, never another provider's branch.""
 import json
 
 import pytest
-from llm_server import FakeLLMServer
+from benchmarks.fixtures.llm_server import FakeLLMServer
 from pydantic import ValidationError
 from toy_provider import LoopbackProvider
 

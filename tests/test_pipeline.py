@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE_CRATE, ROOT
-from llm_server import FakeLLMServer
+from benchmarks.fixtures.llm_server import FakeLLMServer
 
 from benchmarks.fixtures.scripted_llm import stage_responder
 from synth.cli import main

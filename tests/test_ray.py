@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import ray
 from conftest import EXAMPLE_CRATE, processes_matching
-from llm_server import FakeLLMServer
+from benchmarks.fixtures.llm_server import FakeLLMServer
 from test_pipeline import _workspace
 
 from benchmarks.fixtures.scripted_llm import stage_responder

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE_CRATE, ROOT
-from llm_server import FakeLLMServer
+from benchmarks.fixtures.llm_server import FakeLLMServer
 from toy_lane import EchoLane
 from toy_provider import LoopbackProvider
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 from conftest import EXAMPLE_CRATE
-from llm_server import FakeLLMServer
+from benchmarks.fixtures.llm_server import FakeLLMServer
 
 from oracles.rust import RustConfig, RustOracle
 from oracles.verdict import Candidate

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jsonschema
 from conftest import ROOT
-from llm_server import FakeLLMServer
+from benchmarks.fixtures.llm_server import FakeLLMServer
 
 from synth.cli import main
 from synth.config import load_config
@@ -166,6 +166,9 @@ def test_reference_servers_live_rows_trace_to_their_lists_and_nothing_mutates(tm
         assert call["name"] in row["tools_offered"] and len(row["tools_offered"]) == 10
         seen.add(server)
     assert seen == {"git", "time"} and len(arguments) == len(selection)
+    # a live server's tools are not Vox: the rows say JSON, and their lanes name no language
+    assert {(r["lang"], r["lane"]) for r in selection + arguments} == {("json", "tool_selection"),
+                                                                      ("json", "argument_generation")}
     toolcalls = summary.stages["toolcalls"]
     executed = set(toolcalls["executed"])
     read_only = {t["name"] for s in saved.values() for t in s["tools"] if t["annotations"]["readOnlyHint"]}

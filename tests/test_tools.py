@@ -8,7 +8,7 @@ import sys
 import jsonschema
 import pytest
 from conftest import ROOT
-from llm_server import FakeLLMServer
+from benchmarks.fixtures.llm_server import FakeLLMServer
 
 from synth.llm.models import ModelSettings
 from synth.llm.client import LLMClient

@@ -59,6 +59,8 @@ class Mix(BaseModel):
     dedup: Dedup = Field(default_factory=Dedup)
     bench: list[str] = Field(default_factory=list)  # held-out bench files or folders
     ngram: int = 8
+    # SPDX ids a row's licence must satisfy (synth/extract/package.py); empty: every row, counted
+    licenses: list[str] = Field(default_factory=list)
 
     def share_for(self, lane: str) -> float:
         return self.val_share.get(lane, self.val_share.get("default", 0.05))

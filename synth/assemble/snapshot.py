@@ -10,7 +10,6 @@ exports (TRL conversational JSONL, parquet). Mix weights are real: each row carr
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 import sys
 from collections import Counter, defaultdict
@@ -23,6 +22,9 @@ from synth.llm.providers.base import bpe_count
 from synth.rows import CODE_TASKS, Row
 
 from .answers import answer_hash, tokens
+from synth.extract.package import UNKNOWN, permitted
+
+from .card import dataset_card, write_parquet
 from .decontaminate import BenchIndex
 from .mix import Mix, Source, unit
 
@@ -92,6 +94,9 @@ def assemble(mix: Mix) -> Snapshot:
             stats["hashes"].add(answer_hash(row.response, row.lang))
             if row.task in CODE_TASKS and not row.verification.passed:
                 snap.rejected.append(_reject(row, source, "answer not accepted by the oracle"))
+                continue
+            if mix.licenses and not permitted(row.provenance.license, mix.licenses):
+                snap.rejected.append(_reject(row, source, f"licence not accepted: {row.provenance.license or UNKNOWN}"))
                 continue
             picked.append(row)
         for row in sample_source(source, picked, mix.seed):
@@ -227,6 +232,11 @@ def _manifest(mix: Mix, snap: Snapshot, inputs: dict, lane_input, bench) -> dict
                       "val": _count(snap.val, lambda r: r.mix_source)},
         "by_stage": {"train": _count(snap.train, lambda r: r.provenance.stage),
                      "val": _count(snap.val, lambda r: r.provenance.stage)},
+        "licenses": {"accepted": mix.licenses or "all",
+                     "train": _count(snap.train, lambda r: r.provenance.license or UNKNOWN),
+                     "val": _count(snap.val, lambda r: r.provenance.license or UNKNOWN),
+                     "dropped": _count([r for r in snap.rejected if r["reason"].startswith("licence")],
+                                       lambda r: r["reason"].split(": ", 1)[1])},
         "mix_weights": {s.name: s.weight for s in mix.sources},
         "mix_weight_semantics": "per-row loss weight applied by the trainer (no physical repeats)",
         "rejected_by_reason": _count([_RowLike(r) for r in snap.rejected], lambda r: r.reason_kind),
@@ -257,17 +267,14 @@ def write_snapshot(snap: Snapshot, out_dir: str | Path, parquet: bool = True) ->
     for split in ("train", "val"):  # TRL's conversational format: messages only
         write_jsonl(paths[f"trl_{split}"], [{"messages": [m.model_dump() for m in r.messages]}
                                             for r in getattr(snap, split)])
-    if parquet:
-        from datasets import Dataset
-        from datasets.utils.logging import disable_progress_bar
-        disable_progress_bar()
+    if parquet:  # the snapshot as a dataset: parquet splits and a card
+        files = {}
         for split in ("train", "val"):
-            records = [json.loads(r.model_dump_json()) for r in getattr(snap, split)]
-            if records:
-                path = out / "hf" / f"{split}.parquet"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                Dataset.from_list([{"messages": r["messages"], "id": r["id"], "lane": r["lane"],
-                                    "mix_weight": r["mix_weight"]} for r in records]).to_parquet(str(path))
-                paths[f"parquet_{split}"] = path
+            if getattr(snap, split):
+                files[split] = f"data/{split}.parquet"
+                write_parquet(getattr(snap, split), out / files[split])
+                paths[f"parquet_{split}"] = out / files[split]
+        paths["card"] = out / "README.md"
+        paths["card"].write_text(dataset_card(snap, files), encoding="utf-8")
     write_json(paths["manifest"], snap.manifest)
     return {k: str(v) for k, v in paths.items()}

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from oracles.verdict import Candidate, Verdict
 from synth.completion import without_own_cfg
+from synth.extract.package import package_of
 from synth.extract.model import Declaration, crate_name
 from synth.fit import Fit
 from synth.mutate.in_crate import crate_originals, crate_recipe
@@ -126,7 +127,8 @@ def doc_row(item: DocItem, verdict: Verdict, seed: int, recipe: dict | None = No
     row = make_row(
         lang="rust", lane="rust_doc", task="codegen", prompt=item.prompt, response=item.answer, verdict=verdict,
         system=system_prompt(),
-        provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, stage="doclane", seed=seed),
+        provenance=Provenance(**package_of(decl).fields(), source_path=decl.path, decl_hash=decl.hash, stage="doclane",
+                              seed=seed),
         checked_source=item.source, context=item.context, must_define=[decl.name],
         crate=crate_name(decl))
     if recipe:

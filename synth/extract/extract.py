@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oracles import scratch
+from oracles import run_folders
 from synth.jsonl import _atomic_write
 
 from .corpus import Skip
@@ -85,7 +85,7 @@ def _reason_kind(reason: str) -> str:
 def extract_paths(paths: list[str | Path], options: ExtractOptions | None = None) -> ExtractResult:
     """Declarations of every Rust and Vox file under `paths`, in memory (for small corpora:
     `extract_to_jsonl` streams a corpus of any size to a file)."""
-    with scratch.folder("extract") as tmp:
+    with run_folders.folder("extract") as tmp:
         out = Path(tmp) / "declarations.jsonl"
         result = extract_to_jsonl(paths, out, options)
         with open(out, encoding="utf-8") as f:

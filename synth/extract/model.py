@@ -1,4 +1,4 @@
-"""What `synth extract` emits: one declaration per line (keys per ARCHITECTURE.md)."""
+"""What `synth extract` emits: one declaration per line."""
 from __future__ import annotations
 
 import hashlib

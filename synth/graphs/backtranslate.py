@@ -24,6 +24,7 @@ from langgraph.graph import END, START, StateGraph
 
 from oracles.verdict import Candidate, Verdict
 from synth.completion import answer_code, defines, definition_of, is_hollow
+from synth.extract.package import package_of
 from synth.extract.model import Declaration, crate_name, language_and_fence, standalone_source
 from synth.llm.models import ModelSettings
 from synth.llm.request import BudgetExceeded, CallFailed
@@ -230,7 +231,7 @@ def _row(decl: Declaration, verdict: Verdict, final: State, config: Backtranslat
     return make_row(
         lang=decl.lang, lane=f"{decl.lang}_codegen", task="codegen", prompt=row_prompt(decl, final["instruction"]),
         response=decl.clean_text, verdict=verdict, system=system_prompt(),
-        provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id, stage="backtranslate",
+        provenance=Provenance(**package_of(decl).fields(), source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id, stage="backtranslate",
                               model=config.writer.model, prompt_template_hash=template_hash("backtranslate_instruction"),
                               seed=config.seed),
         checked_source=standalone_source(decl), rating=final["rating"], instruction=final["instruction"],

@@ -190,7 +190,8 @@ def rft_row(sampled: Sampled, index: int, origin: dict, model: str, seed: int) -
     row = make_row(lang=task.lang, lane=f"{task.lang}_rft", task="rft", prompt=task.prompt, response=code,
                    verdict=outcome.verdict, system=system_prompt(), checked_source=task.source(code),
                    provenance=Provenance(source_path=prov["source_path"], decl_hash=prov["decl_hash"],
-                                         decl_id=prov.get("decl_id"), stage="rft", model=model, seed=seed),
+                                         decl_id=prov.get("decl_id"), stage="rft", model=model, seed=seed,
+                                         **{k: prov.get(k) for k in ("source_name", "source_version", "license")}),
                    family=task.family, crate=task.crate, samples=len(sampled.outcomes),
                    samples_passed=sum(sampled.passed),
                    crate_tests=sampled.crate_tests[index] if sampled.crate_tests else None)

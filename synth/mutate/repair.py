@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracles.verdict import Candidate, Verdict
+from synth.extract.package import package_of
 from synth.extract.model import Declaration, block_text, crate_name, language_and_fence, standalone_source
 from synth.fit import Fit
 from synth.jsonl import write_json, write_jsonl
@@ -26,6 +27,8 @@ from .vox_ops import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
 ELIGIBLE_KINDS = {"rust": {"fn", "method", "impl"},
                   "vox": {"fn", "query", "mutation", "component", "server", "tool", "table", "workflow", "activity"}}
 LANGS = {"rust": (RUST_OPERATORS, rust_sites, apply), "vox": (VOX_OPERATORS, vox_sites, vox_apply)}
+# the oracles' codes for "it failed, and said nothing a fix could follow" (an exit status only)
+EXIT_ONLY = {"cargo-exit", "rustc-crash", "vox-exit"}
 
 
 @dataclass
@@ -46,6 +49,7 @@ class OperatorStats:
     applicable: int = 0  # ... where it found a site
     killed: int = 0  # mutants the compiler rejected
     equivalent: int = 0  # mutants that still compile (dropped)
+    unexplained: int = 0  # rejected with no diagnostic but an exit status (e.g. in macro-written code): dropped
     duplicate: int = 0  # the same broken text as another operator's mutant
     kept: int = 0  # rows after balancing
     balanced_out: int = 0  # killed mutants whose rows balancing dropped (over the share cap)
@@ -73,7 +77,8 @@ class RepairResult:
         for name, s in self.stats.items():
             applicable = max(1, s.applicable)
             out.append({"operator": name, "attempts": s.attempts, "applicable": s.applicable, "killed": s.killed,
-                        "equivalent": s.equivalent, "duplicate": s.duplicate, "kept": s.kept,
+                        "equivalent": s.equivalent, "unexplained": s.unexplained, "duplicate": s.duplicate,
+                        "kept": s.kept,
                         "balanced_out": s.balanced_out,
                         "kill_rate": round(s.killed / applicable, 3) if s.applicable else None})
         return out
@@ -131,7 +136,8 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
         row = make_row(
             lang=decl.lang, lane=f"{decl.lang}_repair", task="repair", prompt=prompt, response=response,
             verdict=originals[decl.id], system=system_prompt(),
-            provenance=Provenance(source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id, stage="repair", operator=m.operator,
+            provenance=Provenance(**package_of(decl).fields(), source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id,
+                                  stage="repair", operator=m.operator,
                                   prompt_template_hash=tmpl_hash, seed=config.seed),
             checked_source=standalone_source(decl, fixed), checked_broken_source=standalone_source(decl, broken),
             crate=crate_name(decl), name=decl.name, kind=decl.kind, signature=decl.signature,
@@ -219,7 +225,9 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
         eligible, too_long = _fitting(eligible, fit, config.diff)
         result.rejected += too_long
     use_crate = crate_oracle is not None and lang == "rust" and config.in_crate != "never"
-    alone = [d for d in eligible if not (use_crate and config.in_crate == "always" and d.crate_root)]
+    # a declaration whose context was cut at its size budget goes straight to its crate: alone it
+    # mostly fails for want of what was cut, at the cost of a check
+    alone = [d for d in eligible if not (use_crate and d.crate_root and (config.in_crate == "always" or d.context_truncated))]
     original_verdicts = _check(oracle, [standalone_source(d) for d in alone], True)
     originals: dict[str, Verdict] = {}
     scopes: dict[str, str] = {}
@@ -262,6 +270,11 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
             st.equivalent += 1
             result.rejected.append({"decl": m.decl.id, "name": m.decl.name, "operator": m.operator,
                                     "reason": "equivalent mutant (still compiles)", "broken": m.broken})
+        elif all(d.code in EXIT_ONLY for d in verdict.errors):  # nothing to learn from: the compiler named no error
+            st.unexplained += 1
+            result.rejected.append({"decl": m.decl.id, "name": m.decl.name, "operator": m.operator,
+                                    "reason": f"rejected without a diagnostic ({verdict.errors[0].message.split(':')[0]})",
+                                    "broken": m.broken})
         else:
             st.killed += 1
             killed.append(m)

@@ -26,12 +26,13 @@ def write_snapshot(out: Path, assemble_settings, seed: int) -> tuple[Path, dict]
     mix = Mix(sources=[Source(name=f.stem, path=str(f)) for f in files] or [Source(name="none", path=str(out / "rows"),
                                                                                    optional=True)],
               val_share={"default": assemble_settings.val_share}, seq_len=assemble_settings.seq_len,
-              seed=seed, dedup=Dedup(near_duplicates=assemble_settings.near_duplicates))
+              seed=seed, dedup=Dedup(near_duplicates=assemble_settings.near_duplicates),
+              licenses=assemble_settings.licenses)
     snap = assemble(mix)
     tool_lists = snapshot_tool_lists(out, target)  # the exact definitions the tool rows were checked against
     if tool_lists:
         snap.manifest["tool_lists"] = tool_lists
-    write_snap(snap, target, parquet=False)
+    write_snap(snap, target)
     diff = diff_snapshots(previous[-1] if previous else None, target)
     write_json(target / "diff.json", diff)
     for name in ("train.jsonl", "val.jsonl", "manifest.json"):

@@ -174,6 +174,12 @@ def run_tool_stage(tools: list[ToolDef], client, spec,
     return ToolResult(**verified.__dict__, rows=build_rows(verified.calls, tools, config))
 
 
+def tool_lang(tool: ToolDef) -> str:
+    """A row's language is its tool's: Vox's registry (a saved `tools/list`) is Vox; a live MCP
+    server's tools (git, time, ...) are called in plain JSON, whatever the project's language."""
+    return "json" if tool.server else "vox"
+
+
 def _rows(tool, task, arguments, tools, rng, config, execution) -> list[Row]:
     offered = offer(tool, tools, config.k, rng)
     call = json.dumps({"name": tool.qualified, "arguments": arguments}, sort_keys=True)
@@ -186,12 +192,12 @@ def _rows(tool, task, arguments, tools, rng, config, execution) -> list[Row]:
     traced = {"tool_list": {"server": tool.server, "sha256": config.list_hashes[tool.server]}} \
         if tool.server in config.list_hashes else {}
     selection = make_row(
-        lang="vox", lane="vox_tool_selection", task="tool_selection", verdict=_verdict(tool, execution),
+        lang=tool_lang(tool), lane="tool_selection", task="tool_selection", verdict=_verdict(tool, execution),
         system=system_prompt() + "\n\nTools you can call:\n" + menu, prompt=task, response=call,
         provenance=provenance, tools_offered=[t.qualified for t in offered], checks=checks,
         negatives=len(negatives), negatives_in_group=sum(t.group == tool.group for t in negatives), **traced)
     arguments_row = make_row(
-        lang="vox", lane="vox_argument_generation", task="argument_generation", verdict=_verdict(tool, execution),
+        lang=tool_lang(tool), lane="argument_generation", task="argument_generation", verdict=_verdict(tool, execution),
         system=system_prompt(), response=json.dumps(arguments, sort_keys=True), provenance=provenance, checks=checks,
         prompt=f"{task}\n\nCall `{tool.qualified}` ({tool.description}). Its input schema:\n"
                f"{json.dumps(tool.schema, sort_keys=True)}\n\nReply with the arguments as JSON.", **traced)

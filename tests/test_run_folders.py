@@ -10,21 +10,25 @@ import time
 import pytest
 from conftest import EXAMPLE_CRATE, ROOT
 
-from oracles import scratch
+from oracles import run_folders
 
 
 def _mine(tmp, pid: int) -> list[str]:
-    return sorted(p.name for p in tmp.iterdir() if scratch.owner(p) == pid)
+    return sorted(p.name for p in tmp.iterdir() if run_folders.owner(p) == pid)
+
+
+def _mutate(tmp_path, name: str, tmp):
+    return subprocess.Popen([sys.executable, "-m", "synth.cli", "mutate", str(EXAMPLE_CRATE),
+                             "--out", str(tmp_path / f"out-{name}"), "--cache-dir", str(tmp_path / f"cache-{name}")],
+                            cwd=ROOT, env={**os.environ, "TMPDIR": str(tmp)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def _started(tmp_path, name: str):
     """A `synth mutate` run with its own temp dir, once it has a temp folder (it is compiling)."""
     tmp = tmp_path / f"tmp-{name}"
     tmp.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "synth.cli", "mutate", str(EXAMPLE_CRATE),
-                             "--out", str(tmp_path / f"out-{name}"), "--cache-dir", str(tmp_path / f"cache-{name}")],
-                            cwd=ROOT, env={**os.environ, "TMPDIR": str(tmp)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = _mutate(tmp_path, name, tmp)
     deadline = time.monotonic() + 120
     while not _mine(tmp, proc.pid):
         assert proc.poll() is None, f"the run ended before it made a temp folder: {proc.stderr.read()}"
@@ -46,18 +50,21 @@ def test_a_killed_runs_folders_are_swept_by_the_next_but_a_live_runs_are_kept(tm
     proc, tmp = _started(tmp_path, "kill")
     proc.kill()
     proc.wait(timeout=60)
-    left = _mine(tmp, proc.pid)
-    assert left  # SIGKILL cannot be caught: what it leaves is the next run's to sweep
+    assert _mine(tmp, proc.pid)  # SIGKILL cannot be caught: what it leaves is the next run's to sweep
+    after = _mutate(tmp_path, "after", tmp)
+    assert after.wait(timeout=300) == 0, after.stderr.read()
+    assert sorted(tmp.iterdir()) == []  # the killed run's folders swept, the normal run's own removed
+    (tmp / f"synth-io-{proc.pid}-left").mkdir()  # as a killed run leaves them
     alive = subprocess.Popen(["sleep", "60"])
     try:
         (tmp / f"synth-sbx-{alive.pid}-live").mkdir()  # a run that is still going
         (tmp / "synth-notes").mkdir()  # not a run folder: no pid in its name
-        assert scratch.sweep(tmp) == len(left)
+        assert run_folders.sweep(tmp) == 1
         assert sorted(p.name for p in tmp.iterdir()) == ["synth-notes", f"synth-sbx-{alive.pid}-live"]
     finally:
         alive.kill()
         alive.wait()
-    assert scratch.sweep(tmp) == 1 and [p.name for p in tmp.iterdir()] == ["synth-notes"]
+    assert run_folders.sweep(tmp) == 1 and [p.name for p in tmp.iterdir()] == ["synth-notes"]
 
 
 @dataclasses.dataclass
@@ -69,13 +76,13 @@ class _Holding:
     """An oracle as a worker builds it, holding a scratch copy until closed."""
 
     def __init__(self, kind, settings, cache):
-        self.folder, self.stats = scratch.make("sbx"), _Stats()
+        self.folder, self.stats = run_folders.make("sbx"), _Stats()
 
     def check(self, items):
         return [True for _ in items]
 
     def close(self):
-        scratch.remove(self.folder)
+        run_folders.remove(self.folder)
 
 
 def test_a_worker_closes_the_oracles_it_built_when_it_exits(monkeypatch):

@@ -1,0 +1,76 @@
+"""A snapshot as a dataset: parquet splits under `data/` and a dataset card (`README.md` with the
+Hugging Face Hub's YAML metadata), so the folder can be pushed to the Hub as it is and
+`datasets.load_dataset("parquet", data_dir=...)` loads it."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from synth.extract.package import UNKNOWN
+
+SPLITS = {"train": "train", "val": "validation"}  # snapshot split -> the Hub's name
+
+
+def parquet_records(rows) -> list[dict]:
+    """What a dataset user reads of each row: the conversation, where the code comes from, and
+    the compiler's verdict."""
+    return [{"id": r.id, "lang": r.lang, "lane": r.lane, "task": r.task,
+             "messages": [m.model_dump() for m in r.messages], "mix_weight": r.mix_weight,
+             "source_name": r.provenance.source_name, "source_version": r.provenance.source_version,
+             "license": r.provenance.license or UNKNOWN, "stage": r.provenance.stage,
+             "verified": r.verification.passed, "oracle": r.verification.oracle,
+             "toolchain": r.verification.toolchain, "scope": r.verification.scope} for r in rows]
+
+
+def write_parquet(rows, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(parquet_records(rows)), str(path))
+
+
+def dataset_card(snap, files: dict[str, str]) -> str:
+    """The card: YAML metadata (licences, splits and their sizes, task categories, where each
+    split's files are), then in prose the sources, toolchain, verification and funnel."""
+    import yaml
+    rows = snap.train + snap.val
+    licenses = Counter(r.provenance.license or UNKNOWN for r in rows)
+    ids = sorted({part.strip("() ").lower() for expr in licenses for part in expr.replace(" AND ", " OR ").split(" OR ")})
+    size = len(rows)
+    meta = {
+        "license": ["other" if i == UNKNOWN else i for i in ids] or ["other"],
+        "language": ["en", "code"],
+        "task_categories": ["text-generation"],
+        "tags": ["code", "synthetic", "compiler-verified", *sorted({r.lang for r in rows})],
+        "size_categories": ["n<1K" if size < 1_000 else "1K<n<10K" if size < 10_000 else
+                            "10K<n<100K" if size < 100_000 else "100K<n<1M"],
+        "configs": [{"config_name": "default",
+                     "data_files": [{"split": SPLITS[s], "path": files[s]} for s in SPLITS if s in files]}],
+        "dataset_info": {"splits": [{"name": SPLITS[s], "num_examples": len(getattr(snap, s))}
+                                    for s in SPLITS if s in files]},
+    }
+    sources = Counter((r.provenance.source_name or "?", r.provenance.source_version or "",
+                       r.provenance.license or UNKNOWN) for r in rows)
+    toolchains = Counter(r.verification.toolchain for r in rows)
+    scopes = Counter(r.verification.scope for r in rows)
+    manifest = snap.manifest
+    lines = ["---", yaml.safe_dump(meta, sort_keys=False).rstrip(), "---", "",
+             "# Compiler-verified code rows", "",
+             f"{size} rows ({len(snap.train)} train, {len(snap.val)} validation) made by synth: every code "
+             "answer was checked by a compiler, and a repair row's broken code was rejected by it, with "
+             "the compiler's own diagnostic in the prompt.", "",
+             "## Sources", "", "| source | version | licence | rows |", "|---|---|---|---|"]
+    lines += [f"| {name} | {version} | {lic} | {n} |" for (name, version, lic), n in sorted(sources.items())]
+    lines += ["", "Licences (SPDX expressions): " + ", ".join(f"{lic} {n}" for lic, n in sorted(licenses.items())) + ".",
+              "", "## Verification", ""]
+    lines += [f"- toolchain `{t}`: {n} rows" for t, n in sorted(toolchains.items())]
+    lines += [f"- checked {scope}: {n} rows" for scope, n in sorted(scopes.items())]
+    lines += ["", "## Funnel", "",
+              "| lane | input rows | compile pass rate | train | validation |", "|---|---|---|---|---|"]
+    lines += [f"| {lane} | {s['input_rows']} | {s['compile_pass_rate']} | {s['train']} | {s['val']} |"
+              for lane, s in manifest.get("by_lane", {}).items()]
+    rejected = manifest.get("rejected_by_reason", {})
+    lines += ["", "Left out at assembly: " + (", ".join(f"{reason} {n}" for reason, n in rejected.items()) or "none") + ".",
+              "", "Row fields, counts and versions: `manifest.json`. Full rows (with the checked sources): "
+              "`train.jsonl`, `val.jsonl`.", ""]
+    return "\n".join(lines)
