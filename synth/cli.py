@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 from oracles import run_folders
-
 from synth.check import CheckInputError, check_paths, verdict_json
 from synth.cluster import ClusterError
 from synth.cli_args import build_parser
@@ -61,11 +60,7 @@ def cmd_bench(args) -> int:
     if args.executor == "ray" and args.what != "oracle":
         raise UsageError(f"bench {args.what} measures this machine; `--executor ray` is for `bench oracle`")
     result = importlib.import_module(BENCHES[args.what]).bench(args)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key:>24}: {value}")
+    show(args, result, lambda: [print(f"{key:>24}: {value}") for key, value in result.items()])
     return EXIT_OK if result.get("identical", True) else EXIT_FAILED
 
 
