@@ -126,4 +126,8 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:  # someone else's process: alive
         return True
-    return True
+    try:  # a killed run's process lingers as a zombie until its parent reaps it: it is gone
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True

@@ -65,6 +65,14 @@ def test_a_killed_runs_folders_are_swept_by_the_next_but_a_live_runs_are_kept(tm
         alive.kill()
         alive.wait()
     assert run_folders.sweep(tmp) == 1 and [p.name for p in tmp.iterdir()] == ["synth-notes"]
+    # killed, not yet reaped by its parent (cron's `timeout` may exit first): a zombie is gone too
+    zombie = subprocess.Popen(["sleep", "60"])
+    zombie.kill()
+    while open(f"/proc/{zombie.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
+    (tmp / f"synth-io-{zombie.pid}-zombie").mkdir()
+    assert run_folders.sweep(tmp) == 1 and [p.name for p in tmp.iterdir()] == ["synth-notes"]
+    zombie.wait()
 
 
 @dataclasses.dataclass
