@@ -3,7 +3,8 @@
 A folder's name carries the pid of the process that made it (`synth-<kind>-<pid>-<random>`):
 - ended normally: each folder is removed by whoever made it (`folder()`, `remove()`);
 - ended by SIGTERM (what cron's `timeout` sends) or SIGINT: `remove_on_stop()` has the signal
-  remove this process's folders and stop the processes it started, then take its usual course;
+  remove this process's folders and stop the processes it started, then end the run as an
+  exception would (exit status 128 + the signal's number), so exit handlers run too;
 - ended by SIGKILL, which nothing can catch: the next run's `sweep()` removes the folders whose
   process is gone, and never a live process's.
 """
@@ -115,8 +116,13 @@ def _on_stop(number, frame) -> None:
     if callable(before):  # e.g. SIGINT's KeyboardInterrupt: `finally` blocks still run
         before(number, frame)
         return
-    signal.signal(number, signal.SIG_DFL)  # the signal's usual end (exit status 128 + signal)
-    os.kill(os.getpid(), number)
+    if _INSTALLED_BY != [os.getpid()]:  # a forked worker: the signal's usual end
+        signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+        return
+    # the run unwinds: `finally` blocks and exit handlers run (multiprocessing removes its pymp-*
+    # folder), and the exit status says which signal (128 + its number, as a shell reports it)
+    raise SystemExit(128 + number)
 
 
 def _alive(pid: int) -> bool:
