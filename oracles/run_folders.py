@@ -110,13 +110,14 @@ def clean_up() -> None:
 
 
 def _on_stop(number, frame) -> None:
-    if _INSTALLED_BY == [os.getpid()]:  # a forked worker inherits the handler, not the run's folders
+    the_run = _INSTALLED_BY == [os.getpid()]  # a forked worker inherits the handler, not the run's folders
+    if the_run:
         clean_up()
     before = _HANDLED.get(number)
     if callable(before):  # e.g. SIGINT's KeyboardInterrupt: `finally` blocks still run
         before(number, frame)
         return
-    if _INSTALLED_BY != [os.getpid()]:  # a forked worker: the signal's usual end
+    if not the_run:  # a forked worker: the signal's usual end
         signal.signal(number, signal.SIG_DFL)
         os.kill(os.getpid(), number)
         return

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from synth.extract.package import UNKNOWN
+from synth.extract.package import UNKNOWN, spdx_ids
 
 SPLITS = {"train": "train", "val": "validation"}  # snapshot split -> the Hub's name
 
@@ -35,7 +35,7 @@ def dataset_card(snap, files: dict[str, str]) -> str:
     import yaml
     rows = snap.train + snap.val
     licenses = Counter(r.provenance.license or UNKNOWN for r in rows)
-    ids = sorted({part.strip("() ").lower() for expr in licenses for part in expr.replace(" AND ", " OR ").split(" OR ")})
+    ids = sorted({i.lower() for expr in licenses for i in spdx_ids(expr)})
     size = len(rows)
     meta = {
         "license": ["other" if i == UNKNOWN else i for i in ids] or ["other"],

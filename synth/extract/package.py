@@ -85,6 +85,12 @@ def recognise(text: str) -> str | None:
     return next((spdx_id for spdx_id, phrases in KNOWN_TEXTS if all(p in text for p in phrases)), None)
 
 
+def spdx_ids(expression: str | None) -> list[str]:
+    """The licence ids an expression names (`(MIT AND BSD-3-Clause) OR GPL-3.0`: three), sorted."""
+    parts = re.split(r"\s+(?:OR|AND)\s+|[()]", expression or UNKNOWN)
+    return sorted({part.strip() for part in parts if part.strip()})
+
+
 def permitted(expression: str | None, licenses: list[str] | set[str]) -> bool:
     """Whether code under `expression` may be used by someone who accepts `licenses`: one of an
     `OR`'s alternatives, every part of an `AND` (parentheses are read as grouping only)."""
