@@ -52,9 +52,11 @@ def recheck_row(row: dict, registry: str = DEBIAN_REGISTRY, crate_dir: Path | No
     crate_dir = crate_dir or Path(registry) / f"{recipe['name']}-{recipe['version']}"
     oracle = CrateBatchOracle(cache=None)
     try:
-        if oracle.facts(str(crate_dir)).get("crate_hash") != recipe["crate_hash"]:
+        features = tuple(recipe.get("extra_features", ()))  # those it was verified with, besides the default
+        if oracle.facts(str(crate_dir), features).get("crate_hash") != recipe["crate_hash"]:
             return {"agree": False, "why": "crate content differs from the recorded one"}
-        splice = lambda text: Splice(str(crate_dir), recipe["path"], recipe["start_byte"], recipe["end_byte"], text)  # noqa: E731
+        splice = lambda text: Splice(str(crate_dir), recipe["path"], recipe["start_byte"], recipe["end_byte"], text,  # noqa: E731
+                                     features)
         fixed, broken = oracle.check_solo(splice(row["fixed"])), oracle.check_solo(splice(row["broken"]))
     finally:
         oracle.close()

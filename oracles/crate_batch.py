@@ -15,10 +15,13 @@ exactly, else its likely culprits are checked alone and the rest again (or it is
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cache import CACHE_LOGIC_VERSION, VerdictCache
+from .crate_probe import probe_splices, probes_seen
 from .crate_jobs import Job, batch_groups, cargo_failure, is_sentinel, job_of
 from .crate_outside import elsewhere, names_a_place, outside_names, owner_of, owners_outside, users
 from .crate_workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
@@ -27,6 +30,9 @@ from .rustc_diagnostics import _all_spans, is_summary, locate
 from .sandbox import Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
 from .verdict import Candidate, Diagnostic, Splice, Verdict
+
+Copy = tuple[str, tuple[str, ...]]  # a scratch copy: the crate folder, the features on besides the default
+
 
 @dataclass
 class CrateBatchStats:
@@ -38,6 +44,7 @@ class CrateBatchStats:
     early_stops: int = 0  # untrusted batches split by their likely culprits instead of in halves
     clean_rechecks: int = 0
     cache_hits: int = 0
+    probe_runs: int = 0  # checks of which functions a crate's configuration compiles
     elapsed_s: float = 0.0  # wall time of all cargo runs
     setup_s: float = 0.0  # ... of them, the checks of each crate as it is (dependencies built once)
     untrusted: dict[str, int] = field(default_factory=dict)
@@ -57,10 +64,11 @@ class CrateBatchOracle:
         self.cargo = resolve_rustup_proxy(find_binary(cargo, "[oracles.rust] cargo to its path"), "cargo")
         self.rustc = str(Path(self.cargo).with_name("rustc"))
         self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
-        self._scratch: dict[str, ScratchCrate | str] = {}
-        self._sentinel_ok: dict[str, bool] = {}
+        # keyed by copy: (crate folder, features on besides the default ones)
+        self._scratch: dict[Copy, ScratchCrate | str] = {}
+        self._sentinel_ok: dict[Copy, bool] = {}
         self._cost: dict[Path, list[float]] = {}  # crate copy -> [batch s, verdicts batches gave, solo s, solo checks]
-        self._originals: dict[str, Verdict] = {}  # one check of each crate as it is
+        self._originals: dict[Copy, Verdict] = {}  # one check of each crate as it is
 
     @property
     def flags(self) -> dict:
@@ -79,41 +87,66 @@ class CrateBatchOracle:
 
     # -- crates ---------------------------------------------------------------------------------
 
-    def scratch(self, crate_dir: str) -> ScratchCrate | str:
-        """The crate's scratch copy, or why it cannot have one."""
-        if crate_dir not in self._scratch:
-            self._scratch[crate_dir] = open_scratch(Path(crate_dir), self.cargo, self.rustc, self.sandbox,
-                                                    self.timeout_s)
-        return self._scratch[crate_dir]
+    def scratch(self, crate_dir: str, features: tuple[str, ...] = ()) -> ScratchCrate | str:
+        """The crate's scratch copy (with `features` on besides the default), or why it cannot have one."""
+        copy = (crate_dir, features)
+        if copy not in self._scratch:
+            self._scratch[copy] = open_scratch(Path(crate_dir), self.cargo, self.rustc, self.sandbox,
+                                               self.timeout_s, features)
+        return self._scratch[copy]
 
-    def original(self, crate_dir: str) -> Verdict:
-        """The crate as it is: passed means every declaration in it compiles in its real context."""
-        scratch = self.scratch(crate_dir)
+    def original(self, crate_dir: str, features: tuple[str, ...] = ()) -> Verdict:
+        """The crate as it is: passed means every declaration the compiler sees in it (compiled()
+        says which) compiles in its real context."""
+        copy = (crate_dir, features)
+        scratch = self.scratch(*copy)
         if isinstance(scratch, str):
             return Verdict(candidate_id="", passed=False, oracle=self.id, toolchain=self.toolchain,
                            diagnostics=[Diagnostic(code="crate-manifest", severity="error", message=scratch)])
-        if crate_dir in self._originals:
-            return self._originals[crate_dir]
-        cand = Candidate.of("", f"crate:{scratch.hash}:original")
+        if copy in self._originals:
+            return self._originals[copy]
+        cand = Candidate.of("", f"crate:{scratch.hash}:original" + (f":features={','.join(features)}" if features else ""))
         hit = self._cached(cand)
         if hit is not None:
-            self._sentinel_ok[crate_dir] = not hit.sandbox.get("no_sentinel", True)
-            self._originals[crate_dir] = hit
+            self._sentinel_ok[copy] = not hit.sandbox.get("no_sentinel", True)
+            self._originals[copy] = hit
             return hit
         run = self._run(scratch, [], sentinel=True)
         self.stats.setup_s += run.elapsed_s
-        self._sentinel_ok[crate_dir] = any(is_sentinel(m) for m in run.messages)
+        self._sentinel_ok[copy] = any(is_sentinel(m) for m in run.messages)
         errors = [d for d in self._elsewhere(run) if d.severity == "error"]
         errors += cargo_failure(run, errors)
         verdict = Verdict(candidate_id=cand.id, passed=not errors and run.returncode == 0, diagnostics=errors,
                           oracle=self.id, toolchain=self.toolchain, elapsed_s=run.elapsed_s, timed_out=run.timed_out,
-                          mode="crate", sandbox={**run.isolation, "no_sentinel": not self._sentinel_ok[crate_dir]})
+                          mode="crate", sandbox={**run.isolation, "no_sentinel": not self._sentinel_ok[copy]})
         self._store(cand, verdict)
-        self._originals[crate_dir] = verdict
+        self._originals[copy] = verdict
         return verdict
 
-    def facts(self, crate_dir: str) -> dict:
-        scratch = self.scratch(crate_dir)
+    def compiled(self, crate_dir: str, features: tuple[str, ...], points: list[tuple[str, int]]) -> set[int]:
+        """Which of `points` (file, byte offset of a body's start) the compiler sees with these
+        features: one probe check (oracles/crate_probe.py), kept in the cache."""
+        scratch = self.scratch(crate_dir, features)
+        if isinstance(scratch, str) or not points:
+            return set()
+
+        def probe() -> list[int] | None:  # None (a timeout) is not kept
+            seen: set[int] = set()
+            build = scratch.facts.get("build_path")  # its errors would stop cargo before the library
+            for part in ([n for n, p in enumerate(points) if p[0] == build], [n for n, p in enumerate(points) if p[0] != build]):
+                if part:
+                    self.stats.probe_runs += 1
+                    run = self._run(scratch, probe_splices(crate_dir, [points[n] for n in part], features), False)
+                    if run.timed_out:
+                        return None
+                    seen |= {part[k] for k in probes_seen(run.messages)}
+            return sorted(seen)
+        key = json.dumps([self.id, self.toolchain, self.flags, scratch.hash, features, points])
+        return set((self.cache.memo(f"probe:{hashlib.sha256(key.encode()).hexdigest()}", probe) if self.cache
+                    else probe()) or [])
+
+    def facts(self, crate_dir: str, features: tuple[str, ...] = ()) -> dict:
+        scratch = self.scratch(crate_dir, features)
         return {} if isinstance(scratch, str) else {**scratch.facts, "crate_hash": scratch.hash}
 
     # -- splices --------------------------------------------------------------------------------
@@ -127,11 +160,11 @@ class CrateBatchOracle:
             if hit is not None:
                 verdicts[i] = hit
             else:
-                todo.setdefault(job.splice.crate_dir, []).append(i)
+                todo.setdefault(job.splice.copy, []).append(i)
         self.stats.candidates_compiled += sum(len(v) for v in todo.values())
-        for crate_dir, indices in todo.items():
-            scratch, later = self.scratch(crate_dir), {"clean": [], "shared": []}
-            if self.original(crate_dir).passed is False or not self._sentinel_ok.get(crate_dir):
+        for copy, indices in todo.items():
+            scratch, later = self.scratch(*copy), {"clean": [], "shared": []}
+            if self.original(*copy).passed is False or not self._sentinel_ok.get(copy):
                 groups = [[i] for i in indices]  # no sentinel, no batch: checked alone
             else:
                 groups = batch_groups([(i, jobs[i]) for i in indices], self.batch_size, self._reach(scratch))
@@ -170,7 +203,7 @@ class CrateBatchOracle:
 
     def check_solo(self, splice: Splice) -> Verdict:
         """The reference: this splice alone in the crate."""
-        return self._solo(self.scratch(splice.crate_dir), splice)
+        return self._solo(self.scratch(*splice.copy), splice)
 
     # -- internals ------------------------------------------------------------------------------
 

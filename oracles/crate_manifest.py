@@ -11,6 +11,7 @@ unless the copy is to be tested (`dev`), and then its declared test, example and
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -68,9 +69,10 @@ def _dependency(name: str, spec, workspace: dict, crate_dir: Path) -> dict:
     return {k: v for k, v in spec.items() if k in DEP_KEYS}
 
 
-def _default_closure(features: dict, optional: set[str]) -> tuple[set[str], set[str]]:
-    """The features and optional dependencies turned on by `default`."""
-    on_features, on_deps, todo = set(), set(), ["default"] if "default" in features else []
+def _default_closure(features: dict, optional: set[str], extra: tuple[str, ...] = ()) -> tuple[set[str], set[str]]:
+    """The features and optional dependencies turned on by `default` (and by the `extra` features)."""
+    on_features, on_deps = set(), set()
+    todo = (["default"] if "default" in features else []) + list(extra)
     while todo:
         item = todo.pop()
         if item.startswith("dep:"):
@@ -99,14 +101,55 @@ def _kept_entry(item: str, on_features: set[str], on_deps: set[str]) -> bool:
     return item in on_features or item in on_deps
 
 
-def checkable_manifest(crate_dir: Path, dev: bool = False) -> tuple[str, dict]:
-    """(manifest text, facts: name, version, edition, features on) for a scratch copy of the crate
-    (`dev`: one that `cargo test` builds, with its dev-dependencies)."""
+def _read(crate_dir: Path) -> dict:
     path = crate_dir / "Cargo.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ManifestError(f"{path.name}: {exc}") from exc
+
+
+def _dependency_sources(data: dict, dev: bool) -> list[tuple[str, dict]]:
+    """(table name, its dependencies) for every dependency table a check resolves."""
+    dep_tables = DEP_TABLES + (("dev-dependencies",) if dev else ())
+    sources = [(t, data.get(t) or {}) for t in dep_tables]
+    for target, body in sorted((data.get("target") or {}).items()):
+        sources += [(f"target.{json.dumps(target)}.{t}", body.get(t) or {}) for t in dep_tables]
+    return sources
+
+
+def offline_features(crate_dir: Path, registry: str = DEBIAN_REGISTRY) -> list[str]:
+    """The features off by default whose optional dependencies are all at hand offline (in the
+    directory source `registry`, or at their path): those a check can turn on."""
+    data = _read(crate_dir)
+    specs = {name: spec for _, deps in _dependency_sources(data, False) for name, spec in deps.items()
+             if isinstance(spec, dict) and spec.get("optional")}
+    features = data.get("features") or {}
+    on_default, _ = _default_closure(features, set(specs))
+    names = [re.match(r"(.*?)-\d", p.name) for p in Path(registry).iterdir()] if Path(registry).is_dir() else []
+    folders = {m.group(1) for m in names if m}
+
+    def at_hand(dep: str) -> bool:
+        spec = specs[dep]
+        if "path" in spec:
+            return (crate_dir / spec["path"]).is_dir()
+        return spec.get("package", dep) in folders
+
+    out = []
+    for name in sorted(set(features) | (set(specs) - set(features))):
+        if name == "default" or name in on_default:
+            continue
+        _, deps = _default_closure({**features, "default": []}, set(specs), (name,))
+        if all(at_hand(d) for d in deps if d in specs):
+            out.append(name)
+    return out
+
+
+def checkable_manifest(crate_dir: Path, dev: bool = False, features: tuple[str, ...] = ()) -> tuple[str, dict]:
+    """(manifest text, facts: name, version, edition, features on) for a scratch copy of the crate
+    (`dev`: one that `cargo test` builds, with its dev-dependencies), with the `features` on
+    besides the default ones."""
+    data = _read(crate_dir)
     package = data.get("package")
     if not package:
         raise ManifestError("Cargo.toml has no [package] (a virtual workspace manifest is not a crate)")
@@ -116,14 +159,15 @@ def checkable_manifest(crate_dir: Path, dev: bool = False) -> tuple[str, dict]:
     pkg.setdefault("version", "0.0.0")
     pkg.setdefault("edition", "2015")
     tables: dict[str, dict] = {}  # "dependencies", "target.'cfg(..)'.dependencies", ...
-    dep_tables = DEP_TABLES + (("dev-dependencies",) if dev else ())
-    sources = [(t, data.get(t) or {}) for t in dep_tables]
-    for target, body in sorted((data.get("target") or {}).items()):
-        sources += [(f"target.{json.dumps(target)}.{t}", body.get(t) or {}) for t in dep_tables]
+    sources = _dependency_sources(data, dev)
     optional = {name for _, deps in sources for name, spec in deps.items()
                 if isinstance(spec, dict) and spec.get("optional")}
+    features_on = features
     features = data.get("features") or {}
-    on_features, on_deps = _default_closure(features, optional)
+    unknown = [f for f in features_on if f not in features and f not in optional]
+    if unknown:
+        raise ManifestError(f"no feature named {', '.join(unknown)}")
+    on_features, on_deps = _default_closure(features, optional, features_on)
     for table, deps in sources:
         kept = {name: _dependency(name, spec, workspace, crate_dir) for name, spec in sorted(deps.items())
                 if name not in optional or name in on_deps}
@@ -133,6 +177,8 @@ def checkable_manifest(crate_dir: Path, dev: bool = False) -> tuple[str, dict]:
                     for name, entries in features.items()}
     for dep in sorted(optional - on_deps - set(features)):
         out_features[dep] = []  # its implicit feature stays declared, pulling in nothing
+    if features_on:  # on as default features are: every check of the copy has them
+        out_features["default"] = sorted(set(out_features.get("default", [])) | set(features_on))
     lines = [f"{k} = {_value(data[k])}" for k in TARGET_ARRAYS if dev and isinstance(data.get(k), list)]
     lines += ["[package]", *(f"{k} = {_value(v)}" for k, v in pkg.items()), "", "[workspace]", ""]
     lib = data.get("lib") or {}
@@ -144,8 +190,16 @@ def checkable_manifest(crate_dir: Path, dev: bool = False) -> tuple[str, dict]:
     for table, deps in tables.items():
         lines += [f"[{table}]", *(f"{_key(k)} = {_value(v)}" for k, v in deps.items()), ""]
     facts = {"name": pkg["name"], "version": pkg["version"], "edition": pkg["edition"],
-             "features": sorted(on_features), "lib_path": lib.get("path", "src/lib.rs")}
+             "features": sorted(on_features | (on_deps & set(features_on))), "lib_path": lib.get("path", "src/lib.rs"),
+             "build_path": _build_script(crate_dir, pkg.get("build"))}
     return "\n".join(lines), facts
+
+
+def _build_script(crate_dir: Path, build) -> str | None:
+    """The build script's path in the crate (cargo's default: build.rs beside the manifest)."""
+    if isinstance(build, str):
+        return build
+    return "build.rs" if build is not False and (crate_dir / "build.rs").is_file() else None
 
 
 def _key(name: str) -> str:

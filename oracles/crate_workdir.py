@@ -49,10 +49,11 @@ class ScratchCrate:
     """A private copy of `crate_dir`; `check(splices)` applies them (and undoes the last ones)."""
 
     def __init__(self, crate_dir: Path, cargo: str, rustc: str, sandbox: Sandbox, timeout_s: float,
-                 registry: str = DEBIAN_REGISTRY):
+                 registry: str = DEBIAN_REGISTRY, features: tuple[str, ...] = ()):
         self.source = Path(crate_dir)
         self.cargo, self.rustc, self.sandbox, self.timeout_s = cargo, rustc, sandbox, timeout_s
-        manifest, self.facts = checkable_manifest(self.source)  # ManifestError: the caller's to report
+        # ManifestError: the caller's to report
+        manifest, self.facts = checkable_manifest(self.source, features=features)
         self.hash = crate_hash(self.source)
         self.dir = run_folders.make(WORKDIR_KIND)  # the sandbox lets a run write its own scratch folder
         self.root = self.dir / "crate"
@@ -127,9 +128,11 @@ class ScratchCrate:
         return CargoRun(messages, sites, run.returncode, run.timed_out, run.stderr, run.elapsed_s, run.isolation)
 
 
-def open_scratch(crate_dir: Path, cargo: str, rustc: str, sandbox: Sandbox, timeout_s: float) -> ScratchCrate | str:
-    """A scratch copy, or why the crate cannot have one (a sentence naming the problem)."""
+def open_scratch(crate_dir: Path, cargo: str, rustc: str, sandbox: Sandbox, timeout_s: float,
+                 features: tuple[str, ...] = ()) -> ScratchCrate | str:
+    """A scratch copy (with `features` on besides the default ones), or why the crate cannot have
+    one (a sentence naming the problem)."""
     try:
-        return ScratchCrate(crate_dir, cargo, rustc, sandbox, timeout_s)
+        return ScratchCrate(crate_dir, cargo, rustc, sandbox, timeout_s, features=features)
     except ManifestError as exc:
         return f"{crate_dir.name}: {exc}"

@@ -97,9 +97,16 @@ class Splice:
     start_byte: int
     end_byte: int
     text: str
+    features: tuple[str, ...] = ()  # on besides the default ones (the copy it is checked in)
 
     def fingerprint(self) -> str:
-        return f"crate:{crate_hash(Path(self.crate_dir))}:{self.path}:{self.start_byte}:{self.end_byte}"
+        on = f":features={','.join(self.features)}" if self.features else ""
+        return f"crate:{crate_hash(Path(self.crate_dir))}:{self.path}:{self.start_byte}:{self.end_byte}{on}"
+
+    @property
+    def copy(self) -> tuple[str, tuple[str, ...]]:
+        """The scratch copy it is checked in: the crate, and the features on besides the default."""
+        return self.crate_dir, self.features
 
     def candidate(self) -> Candidate:
         return Candidate.of(self.text, self.fingerprint())

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from oracles.verdict import Candidate, Verdict
 from synth.completion import without_own_cfg
 from synth.extract.package import package_of
-from synth.extract.model import Declaration, crate_name
+from synth.extract.model import Declaration, cfg_gated, crate_name
 from synth.fit import Fit
-from synth.mutate.in_crate import crate_originals, crate_recipe
+from synth.mutate.in_crate import InCrate, crate_originals, crate_recipe
 from synth.prompts import system_prompt, with_context
 from synth.rows import Provenance, Row, make_row
 from synth.task import candidate_source
@@ -149,20 +149,25 @@ def doc_lane(decls: list[Declaration], oracle, seed: int = 0, crate_oracle=None,
         else:
             items.append(item)
     rows, failed = [], []
-    for item, verdict in zip(items, verify(items, oracle)):
+    # one with its own #[cfg(...)] may pass alone unseen: only its crate's probe check verifies it
+    alone = [item for item in items if not cfg_gated(item.decl)]
+    for item, verdict in zip(alone, verify(alone, oracle)):
         if verdict.passed:
             rows.append(doc_row(item, verdict, seed))
         else:
             failed.append((item, verdict))
-    in_crate, why_not = crate_originals([i.decl for i, _ in failed], crate_oracle) if crate_oracle else ({}, {})
+    failed += [(item, None) for item in items if cfg_gated(item.decl)]
+    in_crate = crate_originals([i.decl for i, _ in failed], crate_oracle) if crate_oracle else InCrate()
+    why_not = in_crate.why_not
     for item, verdict in failed:
-        if item.decl.id in in_crate:
-            rows.append(doc_row(item, in_crate[item.decl.id], seed, crate_recipe(item.decl, crate_oracle)))
+        if item.decl.id in in_crate.verified:
+            rows.append(doc_row(item, in_crate.verified[item.decl.id], seed,
+                                crate_recipe(item.decl, crate_oracle, in_crate.features[item.decl.id])))
             continue
-        errors = [d for d in verdict.diagnostics if d.severity == "error"] or verdict.diagnostics
+        errors = ([d for d in verdict.diagnostics if d.severity == "error"] or verdict.diagnostics) if verdict else []
+        alone = (f"reference does not compile in its context: {errors[0].code if errors else 'no diagnostic'}"
+                 if verdict else "its own #[cfg(...)] may hide it from a check alone")
         rejected.append({"decl": item.decl.id, "name": item.decl.name, "lang": "rust",
-                         "reason": f"reference does not compile in its context: "
-                                   f"{errors[0].code if errors else 'no diagnostic'}"
-                                   + (f", nor in its crate: {why_not[item.decl.id]}" if item.decl.id in why_not else "")})
+                         "reason": alone + (f", nor in its crate: {why_not[item.decl.id]}" if item.decl.id in why_not else "")})
     rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash))
     return rows, rejected

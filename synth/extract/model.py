@@ -64,6 +64,12 @@ def standalone_source(decl: Declaration, answer: str | None = None) -> str:
     return f"{decl.context}{answer}\n"
 
 
+def cfg_gated(decl: Declaration) -> bool:
+    """The declaration has its own `#[cfg(...)]`: a check of its standalone file may drop it
+    unseen (the condition off there), so only a check that shows it compiled verifies it."""
+    return any(a.replace(" ", "").startswith("#[cfg(") for a in decl.attributes)
+
+
 def block_text(text: str) -> str:
     """A declaration as a code block: a method's span starts at its `fn` (column 0) while its
     other lines keep the impl's indentation; take that indentation off them all, so the block

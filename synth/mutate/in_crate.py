@@ -1,37 +1,102 @@
 """Repair rows verified in the declaration's real crate, where its standalone file cannot be.
 
 The original is verified once per crate: the crate copy compiles as a whole, so every declaration
-in it compiles in context. Mutants are spliced over the declaration's byte span and checked in
+the compiler sees in it compiles in context; a probe check (oracles/crate_probe.py) tells which it
+sees under the default features, else under features off by default (those left are configured
+out: `#[cfg(test)]`, another target, a feature whose dependencies are not at hand). Mutants are spliced over the declaration's byte span and checked in
 batches (oracles/crate_batch.py). A row records how to check it again: the crate's name, version
-and edition, its default features, and the replaced file and byte span.
+and edition, the features it was verified with, and the replaced file and byte span.
 """
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from oracles.crate_manifest import ManifestError, offline_features
+from oracles.crate_probe import body_start
 from oracles.verdict import Splice, Verdict
 from synth.extract.model import Declaration
 
 
-def crate_originals(decls: list[Declaration], oracle) -> tuple[dict[str, Verdict], dict[str, str]]:
-    """(verdict by decl id for those verified in their crate, why not for the others)."""
-    verified, why_not = {}, {}
+MAX_FEATURE_SETS = 8  # per crate, besides the default features: each costs a build of its dependencies
+
+
+@dataclass
+class InCrate:
+    """Declarations verified in their crate: only those the compiler saw (a probe check says
+    which), each under the first feature set that compiles it."""
+
+    verified: dict[str, Verdict] = field(default_factory=dict)  # decl id -> the crate's passing verdict
+    why_not: dict[str, str] = field(default_factory=dict)  # decl id -> why it is not verified
+    features: dict[str, tuple[str, ...]] = field(default_factory=dict)  # decl id -> features on besides the default
+    feature_sets: dict[str, list[dict]] = field(default_factory=dict)  # crate -> the sets checked, what each compiled
+
+
+def crate_originals(decls: list[Declaration], oracle) -> InCrate:
+    """Verify each declaration in its crate: the crate passes under the default features (or
+    under features off by default whose dependencies are at hand) and a probe check shows the
+    compiler saw the declaration there. What no feature set compiles is configured out."""
+    out = InCrate()
+    by_crate: dict[str, list[Declaration]] = {}
     for decl in decls:
         if not decl.crate_root or not decl.crate_path:
-            why_not[decl.id] = "not in a crate (no Cargo.toml above it)"
-            continue
-        verdict = oracle.original(decl.crate_root)
-        if verdict.passed:
-            verified[decl.id] = verdict
+            out.why_not[decl.id] = "not in a crate (no Cargo.toml above it)"
         else:
-            first = verdict.errors[0].render() if verdict.errors else "no diagnostic"
-            why_not[decl.id] = f"crate does not compile: {first.splitlines()[0][:200]}"
-    return verified, why_not
+            by_crate.setdefault(decl.crate_root, []).append(decl)
+    for root, group in by_crate.items():
+        default = oracle.original(root)
+        if not default.passed:
+            first = default.errors[0].render() if default.errors else "no diagnostic"
+            out.why_not.update({d.id: f"crate does not compile: {first.splitlines()[0][:200]}" for d in group})
+            continue
+        points = {}
+        for d in group:
+            at = body_start(d.text, d.signature, d.body if d.kind != "impl" else "")
+            if at is None:
+                out.why_not[d.id] = "configured out: no body a probe could be planted in"
+            else:
+                points[d.id] = (d.crate_path, d.start_byte + at)
+        checked = out.feature_sets.setdefault(crate_name_of(root), [])
+        sets = [(), *_extra_sets(root)[:1]]
+        for features in sets:
+            todo = [i for i in points if i not in out.verified]
+            if not todo:
+                break
+            seen = oracle.compiled(root, features, [points[i] for i in todo])
+            verdict = oracle.original(root, features) if seen and features else default
+            checked.append({"features": list(features), "compiled": len(seen) if verdict.passed else 0,
+                            "passed": verdict.passed})
+            if verdict.passed:
+                for k in seen:
+                    out.verified[todo[k]], out.features[todo[k]] = verdict, features
+            elif len(sets) == 2 and features == sets[1]:  # they do not compile together: each alone
+                sets += _extra_sets(root)[1:]
+        tried = ", ".join("+" + ",".join(s["features"]) if s["features"] else "default" for s in checked)
+        out.why_not.update({i: f"configured out: compiled under no feature set checked ({tried})"
+                            for i in points if i not in out.verified})
+    return out
 
 
-def crate_jobs(mutants, oracle) -> list:
-    """What the crate oracle (oracles/crate_batch.py) checks for each mutant (`.decl`, `.broken`, `.operator`)."""
-    return [oracle.job(Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken),
+def _extra_sets(root: str) -> list[tuple[str, ...]]:
+    """Feature sets to check besides the default: all features off by default whose dependencies
+    are at hand together, then each alone (up to MAX_FEATURE_SETS)."""
+    try:
+        extras = offline_features(Path(root))
+    except ManifestError:
+        return []
+    return [tuple(extras), *((f,) for f in extras[:MAX_FEATURE_SETS])] if extras else []
+
+
+def crate_name_of(root: str | None) -> str:
+    return root.rstrip("/").rsplit("/", 1)[-1] if root else "(no crate)"
+
+
+def crate_jobs(mutants, oracle, features: dict[str, tuple[str, ...]]) -> list:
+    """What the crate oracle (oracles/crate_batch.py) checks for each mutant (`.decl`, `.broken`,
+    `.operator`), in the copy with the features its declaration was verified under."""
+    return [oracle.job(Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken,
+                              features.get(m.decl.id, ())),
                        m.decl.name, m.decl.text, m.operator, _in_trait_impl(m.decl))
             for m in mutants]
 
@@ -41,25 +106,31 @@ def _in_trait_impl(decl: Declaration) -> bool:
     return bool(decl.trait_name and (decl.self_type or decl.kind == "impl"))
 
 
-def crate_recipe(decl: Declaration, oracle) -> dict:
-    """What a row records so that anyone can check it again in the same crate."""
-    facts = oracle.facts(decl.crate_root)
+def crate_recipe(decl: Declaration, oracle, features: tuple[str, ...] = ()) -> dict:
+    """What a row records so that anyone can check it again in the same crate: `features` are
+    those on besides the default ones (`features` in the recipe: all of them)."""
+    facts = oracle.facts(decl.crate_root, features)
     return {"name": facts.get("name"), "version": facts.get("version"), "edition": facts.get("edition"),
-            "features": facts.get("features", []), "crate_hash": facts.get("crate_hash"),
+            "features": facts.get("features", []), "extra_features": list(features), "crate_hash": facts.get("crate_hash"),
             "path": decl.crate_path, "start_byte": decl.start_byte, "end_byte": decl.end_byte,
             "check": "cargo check --offline --lib", "rustflags": oracle.flags["rustflags"],
             "root": decl.crate_root, "decl_name": decl.name, "trait_impl": _in_trait_impl(decl)}
 
 
-def funnel(eligible: list[Declaration], scopes: dict[str, str], rejected: list[dict], mutants, rows) -> dict:
-    """Per crate: eligible -> verified standalone -> verified in crate -> mutants -> rows, and why
-    each declaration was left out."""
+def funnel(eligible: list[Declaration], scopes: dict[str, str], rejected: list[dict], mutants, rows,
+           in_crate: InCrate | None = None) -> dict:
+    """Per crate: eligible -> verified standalone -> verified in crate -> mutants -> rows, why
+    each declaration was left out, the feature sets checked and the declarations configured out."""
     out: dict[str, dict] = {}
-    crate_of = {d.id: (d.crate_root.rstrip("/").rsplit("/", 1)[-1] if d.crate_root else "(no crate)") for d in eligible}
+    in_crate = in_crate or InCrate()
+    crate_of = {d.id: crate_name_of(d.crate_root) for d in eligible}
     for d in eligible:
         f = out.setdefault(crate_of[d.id], {"eligible": 0, "verified_standalone": 0, "verified_crate": 0,
-                                            "mutants": 0, "killed": 0, "rows": 0, "left_out": Counter()})
+                                            "configured_out": 0, "mutants": 0, "killed": 0, "rows": 0,
+                                            "left_out": Counter(),
+                                            "feature_sets": in_crate.feature_sets.get(crate_of[d.id], [])})
         f["eligible"] += 1
+        f["configured_out"] += in_crate.why_not.get(d.id, "").startswith("configured out") and d.id not in scopes
         if scopes.get(d.id) == "standalone":
             f["verified_standalone"] += 1
         elif scopes.get(d.id) == "crate":
@@ -72,7 +143,7 @@ def funnel(eligible: list[Declaration], scopes: dict[str, str], rejected: list[d
         f["killed"] += killed
         killed_by_decl[m.decl.id] += killed
     for decl_id in {m.decl.id for m in mutants} - {d for d, n in killed_by_decl.items() if n}:
-        # Every mutant still compiles: likely code the default features configure out.
+        # Every mutant of a declaration the compiler saw still compiles (each equivalent).
         out[crate_of[decl_id]].setdefault("verified_but_no_mutant_killed", 0)
         out[crate_of[decl_id]]["verified_but_no_mutant_killed"] += 1
     decl_by_hash = {(d.path, d.hash): d.id for d in eligible}

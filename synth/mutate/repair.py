@@ -13,7 +13,7 @@ from pathlib import Path
 
 from oracles.verdict import Candidate, Verdict
 from synth.extract.package import package_of
-from synth.extract.model import Declaration, block_text, crate_name, language_and_fence, standalone_source
+from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, language_and_fence, standalone_source
 from synth.fit import Fit
 from synth.jsonl import write_json, write_jsonl
 from synth.prompts import system_prompt, template, template_hash
@@ -21,7 +21,7 @@ from synth.rows import Provenance, Row, Verification, make_row
 
 from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
 from .diagnostics import answer_offset, render_diagnostics
-from .in_crate import crate_jobs, crate_originals, crate_recipe, funnel
+from .in_crate import InCrate, crate_jobs, crate_originals, crate_recipe, funnel
 from .vox_ops import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
 
 ELIGIBLE_KINDS = {"rust": {"fn", "method", "impl"},
@@ -78,8 +78,7 @@ class RepairResult:
             applicable = max(1, s.applicable)
             out.append({"operator": name, "attempts": s.attempts, "applicable": s.applicable, "killed": s.killed,
                         "equivalent": s.equivalent, "unexplained": s.unexplained, "duplicate": s.duplicate,
-                        "kept": s.kept,
-                        "balanced_out": s.balanced_out,
+                        "kept": s.kept, "balanced_out": s.balanced_out,
                         "kill_rate": round(s.killed / applicable, 3) if s.applicable else None})
         return out
 
@@ -228,6 +227,9 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
     # a declaration whose context was cut at its size budget goes straight to its crate: alone it
     # mostly fails for want of what was cut, at the cost of a check
     alone = [d for d in eligible if not (use_crate and d.crate_root and (config.in_crate == "always" or d.context_truncated))]
+    # one with its own #[cfg(...)] may pass alone unseen: only its crate's probe check verifies it
+    gated = {d.id for d in alone if cfg_gated(d)}
+    alone = [d for d in alone if d.id not in gated]
     original_verdicts = _check(oracle, [standalone_source(d) for d in alone], True)
     originals: dict[str, Verdict] = {}
     scopes: dict[str, str] = {}
@@ -237,18 +239,19 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
             originals[decl.id], scopes[decl.id] = verdict, "standalone"
         else:
             failed_alone[decl.id] = verdict
-    recipes: dict[str, dict] = {}
-    if use_crate:
-        verified, why_not = crate_originals([d for d in eligible if d.id not in originals], crate_oracle)
-        for decl_id, verdict in verified.items():
-            originals[decl_id], scopes[decl_id] = verdict, "crate"
-        recipes = {d.id: crate_recipe(d, crate_oracle) for d in eligible if scopes.get(d.id) == "crate"}
+    in_crate_verified = crate_originals([d for d in eligible if d.id not in originals], crate_oracle) \
+        if use_crate else InCrate()
+    for decl_id, verdict in in_crate_verified.verified.items():
+        originals[decl_id], scopes[decl_id] = verdict, "crate"
+    recipes = {d.id: crate_recipe(d, crate_oracle, in_crate_verified.features[d.id])
+               for d in eligible if scopes.get(d.id) == "crate"}
     for decl in eligible:
         if decl.id not in originals:
             verdict = failed_alone.get(decl.id)
-            reason = "original does not compile standalone"
+            reason = ("its own #[cfg(...)] may hide it from a check alone" if decl.id in gated
+                      else "original does not compile standalone")
             if use_crate:
-                reason += f", nor in its crate: {why_not.get(decl.id, '')}"
+                reason += f", nor in its crate: {in_crate_verified.why_not.get(decl.id, '')}"
             result.rejected.append({"decl": decl.id, "name": decl.name, "reason": reason,
                                     "diagnostics": [d.render() for d in verdict.errors] if verdict else []})
     mutants = make_mutants([d for d in eligible if d.id in originals], operators, config, result.stats,
@@ -258,7 +261,7 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
     by_mutant = dict(zip(map(id, standalone), _check(oracle, [standalone_source(m.decl, m.broken) for m in standalone],
                                                      False)))
     if in_crate:
-        jobs = crate_jobs(in_crate, crate_oracle)
+        jobs = crate_jobs(in_crate, crate_oracle, in_crate_verified.features)
         by_mutant.update(zip(map(id, in_crate), crate_oracle.check(jobs)))
         result.checked_in_crate = list(zip(in_crate, jobs))
     verdicts = [by_mutant[id(m)] for m in mutants]
@@ -292,8 +295,7 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
         result.codes.update(row.diagnostic_codes)
     result.rows = sorted(kept, key=lambda r: (r.provenance.source_path, r.provenance.decl_hash,
                                               r.provenance.decl_id or "", r.operator))
-    if use_crate:
-        result.funnel = funnel(eligible, scopes, result.rejected, mutants, result.rows)
+    result.funnel = funnel(eligible, scopes, result.rejected, mutants, result.rows, in_crate_verified) if use_crate else {}
     return result
 
 

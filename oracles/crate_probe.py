@@ -1,0 +1,44 @@
+"""Which functions of a crate the compiler sees under a feature set.
+
+A crate that passes `cargo check` says nothing of the code its configuration removes: items
+behind a `#[cfg(...)]` that is off (a feature off by default, another target, `test`) are dropped
+before anything is checked, and a mutant of them "still compiles". One probe check tells them
+apart: `compile_error!("synth-probe-<n>")` is planted at the start of each body; rustc reports
+every one that survives configuration and stops after macro expansion, before type checking.
+"""
+from __future__ import annotations
+
+import re
+
+from .verdict import Splice
+
+PROBE = 'compile_error!("synth-probe-{}");'
+PROBE_MESSAGE = re.compile(r"^synth-probe-(\d+)$")
+
+
+def body_start(text: str, signature: str, body: str = "") -> int | None:
+    """Byte offset in a declaration's `text` just after the opening brace of its body: a
+    function's block (`body`, which ends `text`), else the item list after an impl's `signature`
+    (its last occurrence: docs before it may quote it, an impl's items never do). None: no body."""
+    if body:
+        at = len(text) - len(body) if body.startswith("{") and text.endswith(body) else -1
+    else:
+        found = text.rfind(signature) if signature else -1
+        rest = text[found + len(signature):] if found >= 0 else ""
+        at = found + len(signature) + len(rest) - len(rest.lstrip()) if rest.lstrip().startswith("{") else -1
+    return len(text[:at].encode()) + 1 if at >= 0 else None
+
+
+def probe_splices(crate_dir: str, points: list[tuple[str, int]], features: tuple[str, ...] = ()) -> list[Splice]:
+    """A probe inserted at each (file, byte offset): the n-th says `synth-probe-<n>`."""
+    return [Splice(crate_dir, path, at, at, PROBE.format(n), features) for n, (path, at) in enumerate(points)]
+
+
+def probes_seen(messages: list[dict]) -> set[int]:
+    """The probes rustc reported (by their number) among a check's messages."""
+    seen = set()
+    for raw in messages:
+        m = PROBE_MESSAGE.match(raw.get("message", ""))
+        if m and raw.get("level") == "error":
+            seen.add(int(m.group(1)))
+    return seen
