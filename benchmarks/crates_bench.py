@@ -90,6 +90,10 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
         "eligible_fn_method": sum(d.kind in ("fn", "method") for d in eligible),
         "verified_original_share": round((standalone + verified_crate) / max(1, n_eligible), 4),
         "verified_standalone": standalone, "verified_crate": verified_crate,
+        # verified means compiled: a probe check saw each one in its crate (the default features or others)
+        "configured_out": sum(f["configured_out"] for f in funnel.values()),
+        "rows_with_features": sum(1 for r in result.rows if (r.verification.crate or {}).get("extra_features")),
+        "feature_sets_checked": sum(len(f["feature_sets"]) for f in funnel.values()),
         "rows": len(result.rows), "rows_per_eligible": round(len(result.rows) / max(1, n_eligible), 3),
         "wall_s": round(wall, 1), "source_mb": round(source_bytes / 1e6, 3),
         "wall_s_per_mb": round(wall / max(1e-9, source_bytes / 1e6), 1),
@@ -119,8 +123,8 @@ def side_by_side(crate: CrateBatchOracle, seed: int, sample: int, result) -> dic
     pairs = result.checked_in_crate
     picked = random.Random(seed + 1).sample(range(len(pairs)), min(sample, len(pairs)))
     fresh = CrateBatchOracle(cache=None)
-    for crate_dir in sorted({pairs[i][1].splice.crate_dir for i in picked}):
-        fresh.original(crate_dir)
+    for copy in sorted({pairs[i][1].splice.copy for i in picked}):
+        fresh.original(*copy)
     solo = [fresh.check_solo(pairs[i][1].splice) for i in picked]
     fresh.close()
     differ = [i for i, s in zip(picked, solo) if not pairs[i][0].verdict.same_result(s)]
