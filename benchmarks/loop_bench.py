@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from synth.row_pack import read_rows
+
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "examples" / "loop" / "synth.toml"
 PROFILE = REPO / "examples" / "loop" / "profile.toml"
@@ -174,8 +176,7 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
 
 
 def data_figures(run: Path, data: dict) -> dict:
-    train = (run / "train.jsonl").read_text().splitlines()
-    rows = [json.loads(line) for line in train]
+    rows = read_rows(run / "train.jsonl")
     tasks = {name: [json.loads(line) for line in (run / "tasks" / f"{name}.jsonl").read_text().splitlines()]
              for name in ("heldout", "rl")}
     by = lambda items, key: {k: sum(1 for i in items if key(i) == k) for k in sorted({key(i) for i in items})}  # noqa: E731

@@ -14,6 +14,8 @@ import random
 import re
 from pathlib import Path
 
+from synth.row_pack import read_rows
+
 RETURN_TYPE = re.compile(r"\)\s*->\s*[^{]+?(?=\s*(?:where\b|\{))")
 
 
@@ -61,7 +63,7 @@ def write_mens_snapshot(run: Path, out: Path, seed: int) -> dict:
     counts = {}
     for split in ("train", "val"):
         path = run / f"{split}.jsonl"
-        rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        rows = read_rows(path) if path.exists() else []
         made = [audit_row(r, seed) if r["task"] == "repair" else r for r in rows]
         (out / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in made))
         counts[split] = {"rows": len(made), "audit_style": sum(1 for r in made if r.get("mens"))}

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from synth.extract.corpus import collect, split_test_code
+from synth.row_pack import read_rows
 from synth.extract.rust_owner import owner_header
 
 # A suggestion said twice (`X`: `X`), or a rustc message ending in ":" followed by our own ": ".
@@ -70,8 +71,7 @@ def crate_check_counts(crate_dirs: list[Path], oracle=None) -> dict:
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     run_dir, *crates = [a for a in argv if a != "--check"]
-    rows = [json.loads(line) for path in sorted((Path(run_dir) / "rows").glob("*.jsonl"))
-            for line in path.read_text().splitlines() if line.strip()]
+    rows = [row for path in sorted((Path(run_dir) / "rows").glob("*.jsonl")) for row in read_rows(path)]
     crate_dirs = [Path(c).resolve() for c in crates]
     out = {"rows": row_counts(rows, crate_dirs)}
     if check:

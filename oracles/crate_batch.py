@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cache import CACHE_LOGIC_VERSION, VerdictCache
-from .crate_probe import probe_splices, probes_seen
+from .crate_probe import PROBE, probes_seen
 from .crate_jobs import Job, batch_groups, cargo_failure, is_sentinel, job_of
 from .crate_outside import elsewhere, names_a_place, outside_names, owner_of, owners_outside, users
 from .crate_workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
@@ -136,7 +136,8 @@ class CrateBatchOracle:
             for part in ([n for n, p in enumerate(points) if p[0] == build], [n for n, p in enumerate(points) if p[0] != build]):
                 if part:
                     self.stats.probe_runs += 1
-                    run = self._run(scratch, probe_splices(crate_dir, [points[n] for n in part], features), False)
+                    probes = [Splice(crate_dir, *points[n], points[n][1], PROBE.format(k), features) for k, n in enumerate(part)]
+                    run = self._run(scratch, probes, False)
                     if run.timed_out:
                         return None
                     seen |= {part[k] for k in probes_seen(run.messages)}

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import re
 
-from .verdict import Splice
-
 PROBE = 'compile_error!("synth-probe-{}");'
 PROBE_MESSAGE = re.compile(r"^synth-probe-(\d+)$")
 
@@ -27,11 +25,6 @@ def body_start(text: str, signature: str, body: str = "") -> int | None:
         rest = text[found + len(signature):] if found >= 0 else ""
         at = found + len(signature) + len(rest) - len(rest.lstrip()) if rest.lstrip().startswith("{") else -1
     return len(text[:at].encode()) + 1 if at >= 0 else None
-
-
-def probe_splices(crate_dir: str, points: list[tuple[str, int]], features: tuple[str, ...] = ()) -> list[Splice]:
-    """A probe inserted at each (file, byte offset): the n-th says `synth-probe-<n>`."""
-    return [Splice(crate_dir, path, at, at, PROBE.format(n), features) for n, (path, at) in enumerate(points)]
 
 
 def probes_seen(messages: list[dict]) -> set[int]:

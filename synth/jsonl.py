@@ -10,9 +10,15 @@ from typing import Iterable
 from pydantic import BaseModel
 
 
+class InOrder(dict):
+    """A dict written compactly in its own key order (as model_dump_json writes a model)."""
+
+
 def _line(item) -> str:
     if isinstance(item, BaseModel):
         return item.model_dump_json()
+    if isinstance(item, InOrder):
+        return json.dumps(item, ensure_ascii=False, separators=(",", ":"))
     return json.dumps(item, sort_keys=True, ensure_ascii=False)
 
 
@@ -57,15 +63,21 @@ def write_json(path: str | Path, value) -> None:
     _atomic_write(path, lambda f: f.write(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"))
 
 
-def read_jsonl(path: str | Path, model: type[BaseModel] | None = None) -> list:
-    """Rows of a JSONL file; a bad line is an error naming the file and line, never skipped."""
-    out = []
+def read_jsonl(path: str | Path, model: type[BaseModel] | None = None, unpack=None) -> list:
+    """Rows of a JSONL file; a bad line is an error naming the file and line, never skipped.
+    `unpack(line, texts)`: how a line written packed (synth/row_pack.py) is read whole again."""
+    out: list = []
+    texts: dict[str, str] = {}
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
-                out.append(model.model_validate_json(line) if model else json.loads(line))
+                item = unpack(line, texts) if unpack else None
+                if item is not None:
+                    out.append(model.model_validate(item) if model else item)
+                else:
+                    out.append(model.model_validate_json(line) if model else json.loads(line))
             except ValueError as exc:
                 raise ValueError(f"{path}:{number}: invalid row: {exc}") from exc
     return out

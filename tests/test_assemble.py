@@ -15,6 +15,7 @@ from synth.assemble.snapshot import AssemblyError, assemble, write_snapshot
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.jsonl import read_jsonl, write_jsonl
+from synth.row_pack import read_rows
 from synth.mutate.repair import RepairConfig, repair_rows, write_run
 from synth.rows import Provenance, Row, make_row
 
@@ -104,7 +105,7 @@ def test_strict_readiness_names_the_lane_and_the_figure(runs):
 def test_manifest_counts_equal_a_recount_of_the_files(runs, tmp_path):
     paths = write_snapshot(assemble(_mix(runs)), tmp_path / "snap")
     manifest = json.loads(Path(paths["manifest"]).read_text())
-    train, val = read_jsonl(paths["train"], Row), read_jsonl(paths["val"], Row)
+    train, val = read_rows(paths["train"], Row), read_rows(paths["val"], Row)
     rejected = read_jsonl(paths["rejected"])
     assert manifest["counts"] == {"train": len(train), "val": len(val), "rejected": len(rejected)}
     for lane, counts in manifest["by_lane"].items():

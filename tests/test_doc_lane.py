@@ -19,6 +19,7 @@ from synth.llm.models import ModelSettings
 from synth.chat import render, row_messages, serve_prompt, with_system
 from synth.assemble.answers import LeakedSplit
 from synth.task import Task
+from synth.row_pack import read_rows
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +177,7 @@ def _two_crates_config(tmp_path, tasks: str, repair: bool = True) -> Path:
 
 
 def _lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return read_rows(path) if path.exists() else []
 
 
 def test_the_pipeline_writes_tasks_and_keeps_heldout_answers_out_of_training(tmp_path):

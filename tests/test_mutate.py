@@ -14,6 +14,7 @@ from oracles.verdict import Candidate
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.jsonl import read_jsonl
+from synth.row_pack import read_rows
 from synth.mutate.repair import RepairConfig, balance, repair_rows
 from synth.mutate.rust_ops import RUST_OPERATORS, apply, rust_sites
 from synth.rows import Row
@@ -112,7 +113,7 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
     _, second = run(0, tmp_path / "b")
     _, other = run(5, tmp_path / "c")
     assert first == second and first != other
-    assert summary["rows"] == len(read_jsonl(tmp_path / "a" / "rows" / "repair.jsonl", Row))
+    assert summary["rows"] == len(read_rows(tmp_path / "a" / "rows" / "repair.jsonl", Row))
     rejected = read_jsonl(tmp_path / "a" / "rejected" / "repair.jsonl")
     assert all(r["reason"] for r in rejected)
 

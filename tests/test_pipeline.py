@@ -20,6 +20,7 @@ from synth.cli import main
 from synth.config import ConfigError, load_config
 from synth.lanes import LANES
 from synth.extract import extract_paths
+from synth.row_pack import read_rows
 
 CONFIG = """
 [run]
@@ -145,8 +146,8 @@ def test_refresh_pays_only_for_what_changed(tmp_path, provider, capsys):
     assert code == 0, cold["attention"]
     assert cold["llm_calls"] > 0 and cold["candidates_compiled"] > 0 and cold["diff"]["total"]["added"] > 0
     assert cold["spent_usd"] > 0 and all(s["undone"] == 0 for s in cold["stages"].values())
-    tool_rows = [json.loads(line) for name in ("tool_selection", "argument_generation")
-                 for line in (tmp_path / "run" / "rows" / f"{name}.jsonl").read_text().splitlines()]
+    tool_rows = [row for name in ("tool_selection", "argument_generation")
+                 for row in read_rows(tmp_path / "run" / "rows" / f"{name}.jsonl")]
     assert any("ran without error on the live server" in json.dumps(r) for r in tool_rows)
 
     code, same = _run(["refresh", "--config", str(config)], capsys)
@@ -296,7 +297,7 @@ def test_a_toolchain_upgrade_reverifies_without_paying_again(tmp_path, provider,
     assert after["llm_calls"] == 0  # every answer comes from the response cache
     assert after["candidates_compiled"] >= cold["candidates_compiled"] * 0.9  # every row is checked again
     assert after["stages"]["repair"]["processed"] == cold["stages"]["repair"]["processed"]
-    rows = [json.loads(line) for line in (tmp_path / "run" / "train.jsonl").read_text().splitlines()]
+    rows = read_rows(tmp_path / "run" / "train.jsonl")
     assert {r["verification"]["toolchain"] for r in rows if r["task"] != "tool_selection"
             and r["task"] != "argument_generation"} == {"rustc 1.96.0 (upgraded)"}
     assert after["diff"]["total"]["changed"] > 0 and after["diff"]["total"]["added"] == 0
@@ -362,7 +363,7 @@ def test_vox_sources_run_through_the_vox_oracle(tmp_path, capsys):
                       f'[oracles]\nvox = "{STUB_VOX}"\n')
     code, summary = _run(["run", "--config", str(config)], capsys)
     assert code == 0 and summary["attention"] == []
-    rows = [json.loads(line) for line in (tmp_path / "run" / "rows" / "repair.jsonl").read_text().splitlines()]
+    rows = read_rows(tmp_path / "run" / "rows" / "repair.jsonl")
     assert rows and {r["lang"] for r in rows} == {"vox"}
     assert all(r["broken_verification"]["oracle"] == "vox" and not r["broken_verification"]["passed"] for r in rows)
     assert all(r["verification"]["passed"] and "stub" in r["verification"]["toolchain"] for r in rows)

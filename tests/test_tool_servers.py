@@ -19,6 +19,7 @@ from synth.config import load_config
 from synth.lanes import LANES
 from synth.pipeline.run import run_pipeline
 from synth.tools.groups import stem_groups
+from synth.row_pack import read_rows
 
 BIN = Path(sys.executable).parent
 STUB = ROOT / "tests" / "mcp_stub_server.py"
@@ -119,10 +120,6 @@ def writer(repo: str = ""):
     return respond
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def todays_share(tool_names: list[str], all_names: list[str], k: int) -> float:
     """The figure before this change: groups were a name's first two segments (git_diff, git_log...)."""
     def group(name):
@@ -154,8 +151,8 @@ def test_reference_servers_live_rows_trace_to_their_lists_and_nothing_mutates(tm
             (out / "tools" / f"{server}.json").read_text()
         saved[server] = record
     assert len(saved["git"]["tools"]) == 12 and len(saved["time"]["tools"]) == 2
-    selection = read_jsonl(out / "rows" / "tool_selection.jsonl")
-    arguments = read_jsonl(out / "rows" / "argument_generation.jsonl")
+    selection = read_rows(out / "rows" / "tool_selection.jsonl")
+    arguments = read_rows(out / "rows" / "argument_generation.jsonl")
     seen = set()
     for row in selection:  # each row re-validated against the list saved for its server
         call = json.loads(row["response"])
@@ -176,7 +173,7 @@ def test_reference_servers_live_rows_trace_to_their_lists_and_nothing_mutates(tm
     assert not executed & MUTATING
     mutating_rows = [r for r in selection if json.loads(r["response"])["name"].split("__")[1] in MUTATING]
     assert mutating_rows and all(r["checks"]["execution"].startswith("not run") for r in mutating_rows)
-    rejected = read_jsonl(out / "rejected" / "toolcalls.jsonl")
+    rejected = read_rows(out / "rejected" / "toolcalls.jsonl")
     failed = {r["tool"]: r["reason"] for r in rejected if r["check"] == "execution"}
     assert set(failed) == {"git__git_show", "time__get_current_time"}
     assert "no-such-revision" in failed["git__git_show"] and "Mars/Olympus_Mons" in failed["time__get_current_time"]
@@ -213,9 +210,9 @@ def test_a_failing_server_is_named_and_the_others_rows_are_still_made(tmp_path, 
            "JSON Schema" in printed
     assert re.search(r"MCP server `no-schema` \(.*\): tools/list failed: its answer is not a valid MCP result: "
                      r"tools.0.inputSchema: Field required", printed)
-    selection = read_jsonl(tmp_path / "run" / "rows" / "tool_selection.jsonl")
+    selection = read_rows(tmp_path / "run" / "rows" / "tool_selection.jsonl")
     assert {json.loads(r["response"])["name"] for r in selection} == {"good__stub_echo"} and len(selection) == 2
-    rejected = read_jsonl(tmp_path / "run" / "rejected" / "toolcalls.jsonl")
+    rejected = read_rows(tmp_path / "run" / "rejected" / "toolcalls.jsonl")
     assert {r["server"] for r in rejected if r["check"] == "server"} == {"exits", "bad-schema", "no-schema"}
 
 

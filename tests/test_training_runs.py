@@ -13,6 +13,7 @@ import torch
 from benchmarks.fixtures.tiny_model import build_tiny_model, pretrain
 from synth.cli import main
 from synth.prompts import system_prompt
+from synth.row_pack import read_rows
 
 OPS = {"add": "+", "sub": "-", "mul": "*"}
 
@@ -172,7 +173,7 @@ def test_a_leaked_split_is_refused(setup, tmp_path, capsys):
     profile = _profile_copy(setup, tmp_path)
     (tmp_path / "data").unlink()
     shutil.copytree(setup / "data", tmp_path / "data")
-    train = [json.loads(line) for line in (tmp_path / "data" / "train.jsonl").read_text().splitlines()]
+    train = read_rows(tmp_path / "data" / "train.jsonl")
     twin = json.loads(json.dumps(train[0]))
     twin["id"] = "twin"
     twin["messages"][1]["content"] = twin["messages"][1]["content"].replace("\n    ", "  // same answer\n  ")

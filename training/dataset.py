@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synth.assemble.answers import LeakedSplit, answer_hash
-from synth.jsonl import read_jsonl
+from synth.row_pack import read_rows
 
 from synth.chat import row_messages
 from .encode import encode
@@ -26,7 +26,7 @@ def load_split(data_dir: str | Path) -> tuple[list[dict], list[dict]]:
     if not train.exists():
         raise FileNotFoundError(f"{train}: no training rows (point `data` at a snapshot from `synth assemble`)")
     val = data / "val.jsonl"
-    return read_jsonl(train), (read_jsonl(val) if val.exists() else [])
+    return read_rows(train), (read_rows(val) if val.exists() else [])
 
 
 def split_group(row: dict) -> str:

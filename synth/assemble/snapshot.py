@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from synth.jsonl import read_jsonl, write_json, write_jsonl
+from synth.jsonl import write_json, write_jsonl
+from synth.row_pack import read_rows, write_rows
 from synth.llm.providers.base import bpe_count
 from synth.rows import CODE_TASKS, Row
 
@@ -83,7 +84,7 @@ def assemble(mix: Mix) -> Snapshot:
         rows = []
         for f in files:
             inputs[_input_name(source, f)] = hashlib.sha256(f.read_bytes()).hexdigest()
-            rows += read_jsonl(f, Row)
+            rows += read_rows(f, Row)
         picked = []
         for row in rows:
             if (source.include_lanes and row.lane not in source.include_lanes) or row.lane in source.exclude_lanes:
@@ -261,8 +262,8 @@ def write_snapshot(snap: Snapshot, out_dir: str | Path, parquet: bool = True) ->
     paths = {"train": out / "train.jsonl", "val": out / "val.jsonl", "rejected": out / "rejected" / "assemble.jsonl",
              "manifest": out / "manifest.json", "trl_train": out / "trl" / "train.jsonl",
              "trl_val": out / "trl" / "val.jsonl"}
-    write_jsonl(paths["train"], snap.train)
-    write_jsonl(paths["val"], snap.val)
+    write_rows(paths["train"], snap.train)
+    write_rows(paths["val"], snap.val)
     write_jsonl(paths["rejected"], snap.rejected)
     for split in ("train", "val"):  # TRL's conversational format: messages only
         write_jsonl(paths[f"trl_{split}"], [{"messages": [m.model_dump() for m in r.messages]}

@@ -21,7 +21,7 @@ from synth import judge as judge_module
 from synth.assemble.tasks import becomes_rl, heldout_set, task_of
 from synth.completion import answer_code
 from synth.graphs.rft import ApiSampler, PolicySampler, RftConfig, Sampled, pairs, run_rft
-from synth.jsonl import read_jsonl
+from synth.row_pack import read_rows
 from synth.judge import Judge
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompts import system_prompt
@@ -177,7 +177,7 @@ class RftLane(Lane):
     def plan_items(self, ctx, settings, decls, estimate):
         """Before a run, the tasks are those of the rows the last run made (outside held-out crates)."""
         rows = [row for path in sorted(Path(estimate.out, "rows").glob("*.jsonl")) if path.stem != "rft"
-                for row in read_jsonl(path, Row)]
+                for row in read_rows(path, Row)]
         return self._tasks(ctx, settings, rows)
 
 

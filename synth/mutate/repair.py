@@ -16,6 +16,7 @@ from synth.extract.package import package_of
 from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, language_and_fence, standalone_source
 from synth.fit import Fit
 from synth.jsonl import write_json, write_jsonl
+from synth.row_pack import write_rows
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, Verification, make_row
 
@@ -331,7 +332,7 @@ def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = No
     rows = [row for lang in sorted(results) for row in results[lang].rows]
     rejected = [{"lang": lang, **r} for lang in sorted(results) for r in results[lang].rejected]
     rows_path, rejected_path = out / "rows" / "repair.jsonl", out / "rejected" / "repair.jsonl"
-    write_jsonl(rows_path, rows)
+    write_rows(rows_path, rows)
     write_jsonl(rejected_path, rejected)
     codes = Counter()
     for result in results.values():

@@ -21,6 +21,7 @@ from synth.fit import Fit
 from synth.config import SynthConfig
 from synth.extract.extract import extract_sources
 from synth.jsonl import write_json, write_jsonl
+from synth.row_pack import write_rows
 from synth.assemble.tasks import split_outputs
 from synth.lanes.base import StageOutput
 from synth.rows import Row
@@ -213,7 +214,7 @@ def write_outputs(out: Path, outputs: dict[str, StageOutput]) -> None:
         if stale.stem not in rows_by_task:
             stale.unlink()
     for task, rows in rows_by_task.items():
-        write_jsonl(out / "rows" / f"{task}.jsonl", sorted(rows, key=lambda r: r.id))
+        write_rows(out / "rows" / f"{task}.jsonl", sorted(rows, key=lambda r: r.id))
     for name, rejected in rejected_by_stage.items():
         write_jsonl(out / "rejected" / f"{name}.jsonl", rejected)
 

@@ -6,7 +6,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from synth.jsonl import read_jsonl, write_json
+from synth.jsonl import write_json
+from synth.row_pack import read_rows
 from synth.tools.servers import snapshot_tool_lists
 
 
@@ -54,7 +55,7 @@ def diff_snapshots(old: Path | None, new: Path) -> dict:
     def load(path):
         if path is None:
             return {}
-        rows = read_jsonl(path / "train.jsonl") + read_jsonl(path / "val.jsonl")
+        rows = read_rows(path / "train.jsonl") + read_rows(path / "val.jsonl")
         grouped: dict[tuple, set] = {}
         for row in rows:  # by full content: a re-verified row (new toolchain) is a changed row
             grouped.setdefault(_identity(row), set()).add(json.dumps(row, sort_keys=True))
