@@ -19,7 +19,7 @@ from oracles.verdict import Splice, Verdict
 from synth.extract.model import Declaration
 
 
-MAX_FEATURE_SETS = 8  # per crate, besides the default features: each costs a build of its dependencies
+MAX_FEATURE_SETS = 16  # per crate, besides the default features and all of them: each costs a build of its dependencies
 
 
 @dataclass
@@ -64,13 +64,13 @@ def crate_originals(decls: list[Declaration], oracle) -> InCrate:
             if not todo:
                 break
             seen = oracle.compiled(root, features, [points[i] for i in todo])
-            verdict = oracle.original(root, features) if seen and features else default
-            checked.append({"features": list(features), "compiled": len(seen) if verdict.passed else 0,
-                            "passed": verdict.passed})
-            if verdict.passed:
+            verdict = default if not features else oracle.original(root, features) if seen else None
+            passed = verdict.passed if verdict else None  # None: not checked (the probe saw nothing new)
+            checked.append({"features": list(features), "compiled": len(seen) if passed else 0, "passed": passed})
+            if passed:
                 for k in seen:
                     out.verified[todo[k]], out.features[todo[k]] = verdict, features
-            elif len(sets) == 2 and features == sets[1]:  # they do not compile together: each alone
+            elif len(sets) == 2 and features == sets[1]:  # all together fail (or show nothing): each alone
                 sets += _extra_sets(root)[1:]
         tried = ", ".join("+" + ",".join(s["features"]) if s["features"] else "default" for s in checked)
         out.why_not.update({i: f"configured out: compiled under no feature set checked ({tried})"
@@ -85,7 +85,8 @@ def _extra_sets(root: str) -> list[tuple[str, ...]]:
         extras = offline_features(Path(root))
     except ManifestError:
         return []
-    return [tuple(extras), *((f,) for f in extras[:MAX_FEATURE_SETS])] if extras else []
+    alone = [(f,) for f in extras[:MAX_FEATURE_SETS]] if len(extras) > 1 else []
+    return [tuple(extras), *alone] if extras else []
 
 
 def crate_name_of(root: str | None) -> str:
