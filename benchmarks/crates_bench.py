@@ -76,8 +76,10 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     source_bytes = sum(p.stat().st_size for c in crates for p in c.rglob("*.rs") if "target" not in p.parts)
     rust = RustOracle(RustConfig(jobs=1))
     crate = CrateBatchOracle(cache=None)
+    crate.keep_checks = True
     result = repair_rows(decls, rust, RepairConfig(seed=seed, in_crate=in_crate), crate_oracle=crate)
     wall = time.monotonic() - start
+    floor = sum(copy.floor_s() for copy in crate.copies())  # bare rustc on the same copies and checks
     summary = write_run({"rust": result}, out_dir, {"seed": seed})
     funnel = result.funnel
     n_eligible = len(eligible)
@@ -97,6 +99,10 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
         "rows": len(result.rows), "rows_per_eligible": round(len(result.rows) / max(1, n_eligible), 3),
         "wall_s": round(wall, 1), "source_mb": round(source_bytes / 1e6, 3),
         "wall_s_per_mb": round(wall / max(1e-9, source_bytes / 1e6), 1),
+        # bare rustc (no sandbox, no Python) on the very copies and checks the oracle made; the
+        # oracle's own cargo/rustc runs; and all of the stage (extraction included) over that floor
+        "rustc_floor_s": round(floor, 1), "oracle_runs_s": round(crate.stats.elapsed_s, 1),
+        "overhead_over_floor": round(wall / max(1e-9, floor), 2),
         "compiler_runs": runs, "candidates_compiled": compiled,
         "compiler_runs_per_candidate": round(runs / max(1, compiled), 3),
         "crate_oracle": vars(crate.stats),
@@ -122,7 +128,7 @@ def side_by_side(crate: CrateBatchOracle, seed: int, sample: int, result) -> dic
     check of each crate as it is (its dependencies built) that either needs first."""
     pairs = result.checked_in_crate
     picked = random.Random(seed + 1).sample(range(len(pairs)), min(sample, len(pairs)))
-    fresh = CrateBatchOracle(cache=None)
+    fresh = CrateBatchOracle(cache=None, direct=False, workers=1)  # the reference: cargo, one check each
     for copy in sorted({pairs[i][1].splice.copy for i in picked}):
         fresh.original(*copy)
     solo = [fresh.check_solo(pairs[i][1].splice) for i in picked]

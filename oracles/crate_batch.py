@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .cache import CACHE_LOGIC_VERSION, VerdictCache
 from .crate_probe import PROBE, probes_seen
+from .crate_turns import Turns
 from .crate_jobs import Job, batch_groups, cargo_failure, is_sentinel, job_of
 from .crate_outside import elsewhere, names_a_place, outside_names, owner_of, owners_outside, users
 from .crate_workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
@@ -55,12 +56,12 @@ class CrateBatchOracle:
     id = "cargo-crate"
 
     def __init__(self, sandbox: Sandbox | None = None, cache: VerdictCache | None = None, batch_size: int = 128,
-                 timeout_s: float = 300.0, cargo: str = "cargo"):
+                 timeout_s: float = 300.0, cargo: str = "cargo", direct: bool = True, workers: int = 2):
         self.sandbox = sandbox or Sandbox()
-        self.cache = cache
-        self.batch_size = batch_size
-        self.timeout_s = timeout_s
-        self.stats = CrateBatchStats()
+        self.direct = direct  # checks after a crate's first run its rustc command (oracles/crate_rustc.py), not cargo
+        self.workers, self._turns = workers, Turns()  # crates checked side by side (oracles/crate_turns.py)
+        self.keep_checks = False  # each copy keeps the checks it made (a benchmark replays them: its floor)
+        self.cache, self.batch_size, self.timeout_s, self.stats = cache, batch_size, timeout_s, CrateBatchStats()
         self.cargo = resolve_rustup_proxy(find_binary(cargo, "[oracles.rust] cargo to its path"), "cargo")
         self.rustc = str(Path(self.cargo).with_name("rustc"))
         self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
@@ -79,10 +80,12 @@ class CrateBatchOracle:
         """A splice to check, with what decides which others it may share a check with."""
         return job_of(splice, name, original, kind, trait_impl)
 
+    def copies(self) -> list[ScratchCrate]:
+        return [s for s in self._scratch.values() if isinstance(s, ScratchCrate)]
+
     def close(self) -> None:
-        for scratch in self._scratch.values():
-            if isinstance(scratch, ScratchCrate):
-                scratch.close()
+        for scratch in self.copies():
+            scratch.close()
         self._scratch = {}
 
     # -- crates ---------------------------------------------------------------------------------
@@ -92,7 +95,9 @@ class CrateBatchOracle:
         copy = (crate_dir, features)
         if copy not in self._scratch:
             self._scratch[copy] = open_scratch(Path(crate_dir), self.cargo, self.rustc, self.sandbox,
-                                               self.timeout_s, features)
+                                               self.timeout_s, features, self.direct)
+            if self.keep_checks and isinstance(self._scratch[copy], ScratchCrate):
+                self._scratch[copy].log = []
         return self._scratch[copy]
 
     def original(self, crate_dir: str, features: tuple[str, ...] = ()) -> Verdict:
@@ -129,7 +134,6 @@ class CrateBatchOracle:
         scratch = self.scratch(crate_dir, features)
         if isinstance(scratch, str) or not points:
             return set()
-
         def probe() -> list[int] | None:  # None (a timeout) is not kept
             seen: set[int] = set()
             build = scratch.facts.get("build_path")  # its errors would stop cargo before the library
@@ -163,25 +167,30 @@ class CrateBatchOracle:
             else:
                 todo.setdefault(job.splice.copy, []).append(i)
         self.stats.candidates_compiled += sum(len(v) for v in todo.values())
-        for copy, indices in todo.items():
-            scratch, later = self.scratch(*copy), {"clean": [], "shared": []}
-            if self.original(*copy).passed is False or not self._sentinel_ok.get(copy):
-                groups = [[i] for i in indices]  # no sentinel, no batch: checked alone
-            else:
-                groups = batch_groups([(i, jobs[i]) for i in indices], self.batch_size, self._reach(scratch))
-            for group in groups:
-                items = [(i, jobs[i]) for i in group]
-                if self._batching_loses(scratch):  # measured on this crate: checked alone instead
-                    self.stats.solo_reasons["batching measured slower"] = \
-                        self.stats.solo_reasons.get("batching measured slower", 0) + len(items)
-                    verdicts.update({i: self._solo(scratch, job.splice) for i, job in items})
-                else:
-                    verdicts.update(self._check_group(scratch, items, later))
-            verdicts.update(self._check_later(scratch, jobs, later))
+        for part in self._turns.map(lambda item: self._check_copy(*item, jobs), list(todo.items()), self.workers):
+            verdicts.update(part)
         for i, job in enumerate(jobs):
             if verdicts[i].mode != "cache":
                 self._store(job.splice.candidate(), verdicts[i])
         return [verdicts[i] for i in range(len(jobs))]
+
+    def _check_copy(self, copy: Copy, indices: list[int], jobs: list[Job]) -> dict[int, Verdict]:
+        verdicts: dict[int, Verdict] = {}
+        scratch, later = self.scratch(*copy), {"clean": [], "shared": []}
+        if self.original(*copy).passed is False or not self._sentinel_ok.get(copy):
+            groups = [[i] for i in indices]  # no sentinel, no batch: checked alone
+        else:
+            groups = batch_groups([(i, jobs[i]) for i in indices], self.batch_size, self._reach(scratch))
+        for group in groups:
+            items = [(i, jobs[i]) for i in group]
+            if self._batching_loses(scratch):  # measured on this crate: checked alone instead
+                self.stats.solo_reasons["batching measured slower"] = \
+                    self.stats.solo_reasons.get("batching measured slower", 0) + len(items)
+                verdicts.update({i: self._solo(scratch, job.splice) for i, job in items})
+            else:
+                verdicts.update(self._check_group(scratch, items, later))
+        verdicts.update(self._check_later(scratch, jobs, later))
+        return verdicts
 
     def _check_later(self, scratch: ScratchCrate, jobs: list[Job], later: dict) -> dict[int, Verdict]:
         verdicts: dict[int, Verdict] = {}
@@ -208,9 +217,10 @@ class CrateBatchOracle:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _run(self, scratch: ScratchCrate, splices: list[Splice], sentinel: bool) -> CargoRun:
+    def _run(self, scratch: ScratchCrate, splices: list[Splice], sentinel: bool, cargo: bool = False) -> CargoRun:
         self.stats.compiler_runs += 1
-        run = scratch.check(splices, sentinel=sentinel)
+        with self._turns.compiling():  # another crate's checks may go on meanwhile
+            run = scratch.check(splices, sentinel=sentinel, cargo=cargo)
         self.stats.elapsed_s += run.elapsed_s
         return run
 
@@ -224,14 +234,16 @@ class CrateBatchOracle:
         for k, v in enumerate(cost):
             totals[k] += v
 
-    def _solo(self, scratch: ScratchCrate, splice: Splice) -> Verdict:
+    def _solo(self, scratch: ScratchCrate, splice: Splice, cargo: bool = False) -> Verdict:
         self.stats.solo_runs += 1
-        run = self._run(scratch, [splice], sentinel=False)
+        run = self._run(scratch, [splice], sentinel=False, cargo=cargo)
         self._count(scratch, 0, 0, run.elapsed_s, 1)
         own, _, _ = self._attribute(run)
         diagnostics = in_file_order(own[0]) + _by_place(self._elsewhere(run))
-        diagnostics += cargo_failure(run, [d for d in diagnostics if d.severity == "error"])
-        return self._verdict(splice, diagnostics, run, "solo", run.elapsed_s)
+        failure = cargo_failure(run, [d for d in diagnostics if d.severity == "error"])
+        if failure and run.direct:  # a failure no line explains: cargo's own words, as without direct runs
+            return self._solo(scratch, splice, cargo=True)
+        return self._verdict(splice, diagnostics + failure, run, "solo", run.elapsed_s)
 
     def _verdict(self, splice: Splice, diagnostics: list[Diagnostic], run: CargoRun, mode: str, elapsed: float):
         failed = run.timed_out or any(d.severity == "error" for d in diagnostics)

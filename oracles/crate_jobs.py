@@ -9,6 +9,7 @@ from functools import lru_cache
 from .verdict import Diagnostic, Splice
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+SCRATCH_PATH = re.compile(r"/\S*?synth-[a-z]+-\d+-[^/\s]+/crate")  # a scratch copy's folder: another each run
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ def is_sentinel(raw: dict) -> bool:
 def cargo_failure(run, errors: list[Diagnostic]) -> list[Diagnostic]:
     if run.timed_out or errors or run.returncode in (0, None):
         return []
-    tail = [line for line in run.stderr.strip().splitlines() if line.strip()][-3:]
+    tail = [SCRATCH_PATH.sub("<crate>", line) for line in run.stderr.strip().splitlines() if line.strip()][-3:]
     return [Diagnostic(code="cargo-exit", severity="error", message=f"cargo exited {run.returncode}: " + " | ".join(tail))]
 
 

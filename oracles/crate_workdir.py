@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .crate_rustc import RustcCommand, bare_seconds, crate_command, diagnostics_of, note_taker
 from .crate_manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
 from .rustc_diagnostics import Region
 from .verdict import Splice, crate_files, crate_hash
@@ -43,14 +44,18 @@ class CargoRun:
     stderr: str
     elapsed_s: float
     isolation: dict = field(default_factory=dict)
+    direct: bool = False  # rustc run directly (its exit status and stderr are rustc's, not cargo's)
 
 
 class ScratchCrate:
     """A private copy of `crate_dir`; `check(splices)` applies them (and undoes the last ones)."""
 
     def __init__(self, crate_dir: Path, cargo: str, rustc: str, sandbox: Sandbox, timeout_s: float,
-                 registry: str = DEBIAN_REGISTRY, features: tuple[str, ...] = ()):
+                 registry: str = DEBIAN_REGISTRY, features: tuple[str, ...] = (), direct: bool = True):
         self.source = Path(crate_dir)
+        self.direct = direct  # after cargo's first run, run its rustc command for the crate directly
+        self.command: RustcCommand | None = None
+        self.log: list[tuple[list[Splice], bool]] | None = None  # the checks made, when kept (the floor)
         self.cargo, self.rustc, self.sandbox, self.timeout_s = cargo, rustc, sandbox, timeout_s
         # ManifestError: the caller's to report
         manifest, self.facts = checkable_manifest(self.source, features=features)
@@ -68,6 +73,7 @@ class ScratchCrate:
         self.lib_path = self.facts["lib_path"]
         self.originals: dict[str, bytes] = {}  # files changed by the last check, as they were
         self.runs = 0
+        self.direct_runs = 0  # of them, with rustc directly
 
     def close(self) -> None:
         run_folders.remove(self.dir)
@@ -109,13 +115,31 @@ class ScratchCrate:
             os.utime(target, (stamp, stamp))
         return sites
 
-    def check(self, splices: list[Splice], sentinel: bool = False) -> CargoRun:
+    def check(self, splices: list[Splice], sentinel: bool = False, cargo: bool = False) -> CargoRun:
+        """Check the copy with `splices` applied (then undone): with rustc directly where it can
+        (after cargo's first run), else (or with `cargo`) with cargo."""
         self._restore()
         sites = self._apply(splices, sentinel)
-        env = {"CARGO_HOME": str(self.dir / "home"), "RUSTC": self.rustc, "CARGO_TARGET_DIR": str(self.dir / "target"),
-               "CARGO_TERM_COLOR": "never", "RUSTFLAGS": RUSTFLAGS, "CARGO_INCREMENTAL": "1"}
-        argv = [self.cargo, "check", "--offline", "--lib", "--message-format=json"]
+        if self.log is not None:
+            self.log.append((list(splices), sentinel))
         self.runs += 1
+        # a splice in the build script needs cargo to build and run it again
+        direct = not cargo and self.command is not None and not any(s.path == self.facts.get("build_path") for s in splices)
+        if direct:
+            self.direct_runs += 1
+            run = self.sandbox.run(self.command.argv, Path(self.command.cwd), limits=Limits(timeout_s=self.timeout_s),
+                                   env=self.command.env)
+            messages = diagnostics_of(run.stderr)
+        else:
+            run, messages = self._cargo_check()
+        self._restore()
+        return CargoRun(messages, sites, run.returncode, run.timed_out, run.stderr, run.elapsed_s, run.isolation, direct)
+
+    def _cargo_check(self):
+        env = {"CARGO_HOME": str(self.dir / "home"), "RUSTC": self.rustc, "CARGO_TARGET_DIR": str(self.dir / "target"),
+               "CARGO_TERM_COLOR": "never", "RUSTFLAGS": RUSTFLAGS, "CARGO_INCREMENTAL": "1",
+               **(note_taker(self.dir) if self.direct else {})}
+        argv = [self.cargo, "check", "--offline", "--lib", "--message-format=json"]
         run = self.sandbox.run(argv, self.root, limits=Limits(timeout_s=self.timeout_s), env=env)
         manifest = str(self.root / "Cargo.toml")
         messages = []
@@ -124,15 +148,29 @@ class ScratchCrate:
                 msg = json.loads(line)
                 if msg.get("reason") == "compiler-message" and msg.get("manifest_path") == manifest:
                     messages.append(msg["message"])
+        if self.direct and self.command is None and not run.timed_out:
+            self.command = crate_command(self.dir, self.root, self.lib_path)
+        return run, messages
+
+    def floor_s(self) -> float:
+        """Bare rustc (no sandbox, no Python between) on the very checks kept in `log`: each one's
+        splices applied to this copy again, the crate's rustc command run once."""
+        if self.command is None or not self.log:
+            return 0.0
+        total = 0.0
+        for splices, sentinel in self.log:
+            self._restore()
+            self._apply(splices, sentinel)
+            total += bare_seconds(self.command)
         self._restore()
-        return CargoRun(messages, sites, run.returncode, run.timed_out, run.stderr, run.elapsed_s, run.isolation)
+        return total
 
 
 def open_scratch(crate_dir: Path, cargo: str, rustc: str, sandbox: Sandbox, timeout_s: float,
-                 features: tuple[str, ...] = ()) -> ScratchCrate | str:
+                 features: tuple[str, ...] = (), direct: bool = True) -> ScratchCrate | str:
     """A scratch copy (with `features` on besides the default ones), or why the crate cannot have
     one (a sentence naming the problem)."""
     try:
-        return ScratchCrate(crate_dir, cargo, rustc, sandbox, timeout_s, features=features)
+        return ScratchCrate(crate_dir, cargo, rustc, sandbox, timeout_s, features=features, direct=direct)
     except ManifestError as exc:
         return f"{crate_dir.name}: {exc}"

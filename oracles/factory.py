@@ -39,7 +39,7 @@ def _crate(settings: OracleSettings, cache):
 
 def _crate_batch(settings: OracleSettings, cache):
     from .crate_batch import CrateBatchOracle
-    return CrateBatchOracle(cache=cache)
+    return CrateBatchOracle(cache=cache, workers=settings.jobs)
 
 
 # A language, or "crate" (a crate checked in place) and "crate_batch" (many mutants checked in
