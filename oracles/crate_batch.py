@@ -1,17 +1,16 @@
-"""In-crate verification, batched: many splices (each over a different function) in one
-`cargo check` of a scratch copy of the crate, verdicts exactly those of checking each alone.
+"""In-crate verification, batched: many splices (each over a different function) in one check of a
+scratch copy of the crate, verdicts exactly those of checking each alone with cargo.
 
-A splice's verdict carries the diagnostics on its own lines (positioned in the splice's text) and
-any error elsewhere in the crate (with its path and the file's own line). Warnings elsewhere are
-the crate's, not the splice's, and are left out. The batch is trusted only when it can be read
+A splice's verdict: the diagnostics on its own lines (in its text's coordinates) and errors elsewhere
+in the crate (path and line; warnings there are the crate's). A batch is trusted only when it reads
 exactly, else its likely culprits are checked alone and the rest again (or it is split in two):
 - a sentinel with a known late-phase warning must show up (rustc ran every phase);
 - splices that could see each other (one names what another's new signature changed) share no
   batch, nor do two new signatures that one function elsewhere names (oracles/crate_jobs.py);
 - an error outside every splice belongs to the one new signature the function around it names
   (oracles/crate_outside.py); several named: those splices are checked again apart; none: untrusted;
-- no diagnostic that points into another splice with a new signature, or names a place in a spliced file;
-- clean splices of a batch with errors are checked again together (rustc drops lints after errors).
+- no diagnostic points into another splice with a new signature, or names a place in a spliced
+  file; clean splices of a batch with errors are checked again together (rustc drops lints then).
 """
 from __future__ import annotations
 
@@ -24,10 +23,9 @@ from .cache import CACHE_LOGIC_VERSION, VerdictCache
 from .crate_probe import PROBE, probes_seen
 from .crate_turns import Turns
 from .crate_jobs import Job, batch_groups, cargo_failure, is_sentinel, job_of
-from .crate_outside import elsewhere, names_a_place, outside_names, owner_of, owners_outside, users
+from .crate_outside import attribute, elsewhere, outside_names, owners_outside, users
 from .crate_workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
 from .rust_batch import in_file_order
-from .rustc_diagnostics import _all_spans, is_summary, locate
 from .sandbox import Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
 from .verdict import Candidate, Diagnostic, Splice, Verdict
@@ -50,6 +48,9 @@ class CrateBatchStats:
     setup_s: float = 0.0  # ... of them, the checks of each crate as it is (dependencies built once)
     untrusted: dict[str, int] = field(default_factory=dict)
     solo_reasons: dict[str, int] = field(default_factory=dict)
+    crate_candidates: dict[str, int] = field(default_factory=dict)  # by crate folder: splices checked
+    crate_seconds: dict[str, float] = field(default_factory=dict)  # ... and the seconds of its runs
+    crate_setup_s: dict[str, float] = field(default_factory=dict)  # ... of them, each copy's first check
 
 
 class CrateBatchOracle:
@@ -65,7 +66,7 @@ class CrateBatchOracle:
         self.cargo = resolve_rustup_proxy(find_binary(cargo, "[oracles.rust] cargo to its path"), "cargo")
         self.rustc = str(Path(self.cargo).with_name("rustc"))
         self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
-        # keyed by copy: (crate folder, features on besides the default ones)
+        # by copy (crate folder, features on besides the default ones): its scratch copy (or why none), sentinel seen
         self._scratch: dict[Copy, ScratchCrate | str] = {}
         self._sentinel_ok: dict[Copy, bool] = {}
         self._cost: dict[Path, list[float]] = {}  # crate copy -> [batch s, verdicts batches gave, solo s, solo checks]
@@ -151,8 +152,7 @@ class CrateBatchOracle:
                     else probe()) or [])
 
     def facts(self, crate_dir: str, features: tuple[str, ...] = ()) -> dict:
-        scratch = self.scratch(crate_dir, features)
-        return {} if isinstance(scratch, str) else {**scratch.facts, "crate_hash": scratch.hash}
+        return {} if isinstance(s := self.scratch(crate_dir, features), str) else {**s.facts, "crate_hash": s.hash}
 
     # -- splices --------------------------------------------------------------------------------
 
@@ -176,6 +176,7 @@ class CrateBatchOracle:
 
     def _check_copy(self, copy: Copy, indices: list[int], jobs: list[Job]) -> dict[int, Verdict]:
         verdicts: dict[int, Verdict] = {}
+        _add(self.stats.crate_candidates, Path(copy[0]).name, len(indices))
         scratch, later = self.scratch(*copy), {"clean": [], "shared": []}
         if self.original(*copy).passed is False or not self._sentinel_ok.get(copy):
             groups = [[i] for i in indices]  # no sentinel, no batch: checked alone
@@ -184,8 +185,7 @@ class CrateBatchOracle:
         for group in groups:
             items = [(i, jobs[i]) for i in group]
             if self._batching_loses(scratch):  # measured on this crate: checked alone instead
-                self.stats.solo_reasons["batching measured slower"] = \
-                    self.stats.solo_reasons.get("batching measured slower", 0) + len(items)
+                _add(self.stats.solo_reasons, "batching measured slower", len(items))
                 verdicts.update({i: self._solo(scratch, job.splice) for i, job in items})
             else:
                 verdicts.update(self._check_group(scratch, items, later))
@@ -222,6 +222,9 @@ class CrateBatchOracle:
         with self._turns.compiling():  # another crate's checks may go on meanwhile
             run = scratch.check(splices, sentinel=sentinel, cargo=cargo)
         self.stats.elapsed_s += run.elapsed_s
+        _add(self.stats.crate_seconds, scratch.source.name, run.elapsed_s)
+        if scratch.runs == 1:  # a copy's first check builds what the others reuse
+            _add(self.stats.crate_setup_s, scratch.source.name, run.elapsed_s)
         return run
 
     def _batching_loses(self, scratch: ScratchCrate) -> bool:
@@ -230,15 +233,14 @@ class CrateBatchOracle:
         return solos >= 3 and batch_s > 2.0 * solo_s / solos and batch_s / max(1, given) > solo_s / solos
 
     def _count(self, scratch: ScratchCrate, *cost: float) -> None:
-        totals = self._cost.setdefault(scratch.root, [0.0, 0, 0.0, 0])
         for k, v in enumerate(cost):
-            totals[k] += v
+            self._cost.setdefault(scratch.root, [0.0, 0, 0.0, 0])[k] += v
 
     def _solo(self, scratch: ScratchCrate, splice: Splice, cargo: bool = False) -> Verdict:
         self.stats.solo_runs += 1
         run = self._run(scratch, [splice], sentinel=False, cargo=cargo)
         self._count(scratch, 0, 0, run.elapsed_s, 1)
-        own, _, _ = self._attribute(run)
+        own, _, _ = attribute(run)
         diagnostics = in_file_order(own[0]) + _by_place(self._elsewhere(run))
         failure = cargo_failure(run, [d for d in diagnostics if d.severity == "error"])
         if failure and run.direct:  # a failure no line explains: cargo's own words, as without direct runs
@@ -256,13 +258,13 @@ class CrateBatchOracle:
         errors (rustc drops lints after errors: checked again together), and new signatures named
         together by a function with an error (checked again in batches where none is named with another)."""
         if len(items) == 1:
-            self.stats.solo_reasons["alone in its group"] = self.stats.solo_reasons.get("alone in its group", 0) + 1
+            _add(self.stats.solo_reasons, "alone in its group", 1)
             (i, job), = items
             return {i: self._solo(scratch, job.splice)}
         self.stats.batch_runs += 1
         run = self._run(scratch, [job.splice for _, job in items], sentinel=True)
         self._count(scratch, run.elapsed_s)
-        own, contaminated, why = self._attribute(run, frozenset(k for k, (_, job) in enumerate(items) if job.new_header))
+        own, contaminated, why = attribute(run, frozenset(k for k, (_, job) in enumerate(items) if job.new_header))
         if why is None and not any(is_sentinel(m) for m in run.messages):
             why = "no sentinel (rustc stopped early)"
         outside: dict[int, list[Diagnostic]] = {}
@@ -270,7 +272,7 @@ class CrateBatchOracle:
         if why is None:
             outside, shared, why = owners_outside(run, [job for _, job in items], scratch.root)
         if why is not None:
-            self.stats.untrusted[why] = self.stats.untrusted.get(why, 0) + 1
+            _add(self.stats.untrusted, why, 1)
             if why.startswith("error outside"):  # the functions named where it happened, else any new header
                 named = outside_names(run)
                 suspects = [it for it in items if it[1].names & named] or [it for it in items if it[1].new_header]
@@ -283,7 +285,7 @@ class CrateBatchOracle:
                     mid = len(suspects) // 2
                     return {**self._check_group(scratch, suspects[:mid], later),
                             **self._check_group(scratch, suspects[mid:], later), **self._check_group(scratch, rest, later)}
-                self.stats.solo_reasons["suspect"] = self.stats.solo_reasons.get("suspect", 0) + len(suspects)
+                _add(self.stats.solo_reasons, "suspect", len(suspects))
                 return {**{i: self._solo(scratch, job.splice) for i, job in suspects},
                         **self._check_group(scratch, rest, later)}
             self.stats.bisections += 1
@@ -297,7 +299,7 @@ class CrateBatchOracle:
             if k in shared:
                 later["shared"].append((i, job))
             elif k in contaminated:
-                self.stats.solo_reasons["contaminated"] = self.stats.solo_reasons.get("contaminated", 0) + 1
+                _add(self.stats.solo_reasons, "contaminated", 1)
                 results[i] = self._solo(scratch, job.splice)
             elif had_errors and k not in outside and not any(d.severity == "error" for d in own[k]):
                 later["clean"].append((i, job))
@@ -305,33 +307,6 @@ class CrateBatchOracle:
                 results[i] = self._verdict(job.splice, in_file_order(own[k]) + _by_place(outside.get(k, [])), run,
                                            "batched", share)
         return results
-
-    def _attribute(self, run: CargoRun, changed: frozenset[int] = frozenset()) -> tuple[list[list[Diagnostic]], set[int], str | None]:
-        """Each splice's own diagnostics (in its coordinates), the splices whose diagnostics read
-        differently in company, and why the whole run cannot be read (None: it can). A diagnostic
-        may point into another splice whose signature is as it was (`changed`: those whose is not):
-        a verdict keeps no position but its own, and the signature reads the same."""
-        own: list[list[Diagnostic]] = [[] for _ in run.sites]
-        contaminated: set[int] = set()
-        spliced = {s.path for s in run.sites}
-        for raw in run.messages:
-            if is_summary(raw) or raw.get("level") not in ("error", "warning") or is_sentinel(raw):
-                continue
-            k = owner_of(raw, run.sites)
-            if k is None:
-                continue
-            site = run.sites[k]
-            located = locate(raw, site.path, [site.region])
-            if located.diagnostic is None:
-                if raw.get("level") == "error":  # an error it caused that reads as none of its lines:
-                    contaminated.add(k)  # alone it fails with cargo's exit; in company it would pass
-                continue
-            others = [s for j, s in enumerate(run.sites) if j != k and j in changed]
-            if any(sp.get("file_name") == o.path and o.region.first <= sp.get("line_start", 0) <= o.region.last
-                   for sp in _all_spans(raw) for o in others) or names_a_place(raw, spliced, site):
-                contaminated.add(k)
-            own[k].append(located.diagnostic)
-        return own, contaminated, None if run.returncode is not None else "timed out"
 
     @staticmethod
     def _elsewhere(run: CargoRun) -> list[Diagnostic]:
@@ -344,6 +319,10 @@ class CrateBatchOracle:
     def _store(self, cand: Candidate, verdict: Verdict) -> None:
         if self.cache is not None:
             self.cache.store(self, cand, verdict)
+
+
+def _add(counts: dict, key: str, n: float) -> None:
+    counts[key] = counts.get(key, 0) + n
 
 
 def _by_place(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -15,7 +15,8 @@ from pathlib import Path
 import tree_sitter_rust
 from tree_sitter import Language, Parser
 
-from .rustc_diagnostics import _all_text, is_summary, spanless
+from .crate_jobs import is_sentinel
+from .rustc_diagnostics import _all_spans, _all_text, is_summary, locate, spanless
 from .verdict import Diagnostic
 
 @functools.cache
@@ -173,3 +174,31 @@ def owners_outside(run, jobs, root: Path) -> tuple[dict[int, list[Diagnostic]], 
         else:
             given.setdefault(culprits[0], []).append(diagnostic)
     return {k: v for k, v in given.items() if k not in shared}, shared, None
+
+
+def attribute(run, changed: frozenset[int] = frozenset()) -> tuple[list[list[Diagnostic]], set[int], str | None]:
+    """Each splice's own diagnostics (in its coordinates), the splices whose diagnostics read
+    differently in company, and why the whole run cannot be read (None: it can). A diagnostic
+    may point into another splice whose signature is as it was (`changed`: those whose is not):
+    a verdict keeps no position but its own, and the signature reads the same."""
+    own: list[list[Diagnostic]] = [[] for _ in run.sites]
+    contaminated: set[int] = set()
+    spliced = {s.path for s in run.sites}
+    for raw in run.messages:
+        if is_summary(raw) or raw.get("level") not in ("error", "warning") or is_sentinel(raw):
+            continue
+        k = owner_of(raw, run.sites)
+        if k is None:
+            continue
+        site = run.sites[k]
+        located = locate(raw, site.path, [site.region])
+        if located.diagnostic is None:
+            if raw.get("level") == "error":  # an error it caused that reads as none of its lines:
+                contaminated.add(k)  # alone it fails with cargo's exit; in company it would pass
+            continue
+        others = [s for j, s in enumerate(run.sites) if j != k and j in changed]
+        if any(sp.get("file_name") == o.path and o.region.first <= sp.get("line_start", 0) <= o.region.last
+               for sp in _all_spans(raw) for o in others) or names_a_place(raw, spliced, site):
+            contaminated.add(k)
+        own[k].append(located.diagnostic)
+    return own, contaminated, None if run.returncode is not None else "timed out"

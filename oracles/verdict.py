@@ -109,7 +109,12 @@ class Splice:
         return self.crate_dir, self.features
 
     def candidate(self) -> Candidate:
-        return Candidate.of(self.text, self.fingerprint())
+        """Its verdict key's candidate (made once a splice: the crate is hashed for it)."""
+        made = self.__dict__.get("_candidate")
+        if made is None:
+            made = Candidate.of(self.text, self.fingerprint())
+            object.__setattr__(self, "_candidate", made)
+        return made
 
 
 def crate_files(root: Path):
@@ -119,8 +124,19 @@ def crate_files(root: Path):
             yield Path(dirpath) / name
 
 
+_HASHES: dict[str, tuple[tuple, str]] = {}  # crate folder -> (its files' names, sizes and times; its hash)
+
+
 def crate_hash(root: Path) -> str:
+    """The crate's content, hashed; read again only when a file's size or time changed (every
+    mutant's verdict key names its crate: reading the crate each time cost ms a mutant)."""
+    files = list(crate_files(root))
+    signature = tuple((str(p), st.st_size, st.st_mtime_ns) for p in files for st in [p.stat()])
+    known = _HASHES.get(str(root))
+    if known is not None and known[0] == signature:
+        return known[1]
     digest = hashlib.sha256()
-    for path in crate_files(root):
+    for path in files:
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    _HASHES[str(root)] = (signature, digest.hexdigest()[:16])
+    return _HASHES[str(root)][1]

@@ -9,9 +9,13 @@ from typing import Literal
 
 from pydantic import Field
 
+from oracles.cache import verdict_key
+from oracles.verdict import Candidate, Splice
+from synth.extract.model import standalone_source
 from synth.mutate import diagnostics
-from synth.mutate.repair import (LANGS, RepairConfig, balance, build_rows, eligible_declarations, repair_prompt,
-                                  repair_rows)
+from synth.mutate.in_crate import crate_name_of
+from synth.mutate.repair import (LANGS, OperatorStats, RepairConfig, balance, build_rows, eligible_declarations,
+                                  make_mutants, repair_prompt, repair_rows)
 from synth.store import fingerprint
 from synth.prompts import template_hash
 
@@ -70,6 +74,12 @@ class RepairLane(Lane):
         out.rejected += [{"decl": r.provenance.decl_hash, "operator": r.operator, "row_id": r.id,
                           "reason": f"balance: over {settings.max_share:.0%} share"} for r in dropped]
         out.extra["codes"] = dict(Counter(c for r in out.rows for c in r.diagnostic_codes).most_common())
+        crate = ctx.crate_oracle
+        if crate is not None and getattr(crate, "stats", None) is not None:  # what each crate's checks cost
+            stats = crate.stats  # [mutants checked, seconds of all checks, of them the crate as it is]
+            out.extra["crates_compiled"] = {name: [n, round(stats.crate_seconds.get(name, 0.0), 3),
+                                                   round(stats.crate_setup_s.get(name, 0.0), 3)]
+                                            for name, n in sorted(stats.crate_candidates.items())}
 
     def plan(self, ctx, settings, pending, estimate):
         measured = estimate.measured.get("repair")
@@ -78,9 +88,52 @@ class RepairLane(Lane):
             basis = "measured"
             rates = {"candidates_per_item": measured.get("candidates_compiled", 0) / measured["processed"] or
                      DEFAULT_RATES["candidates_per_item"], "rows_per_item": measured["rows"] / max(1, measured["items"])}
+        mutants = planned_mutants(pending, ctx, settings)
+        seconds = compile_seconds(mutants, measured or {}, estimate.compile_rate)
+        candidates = sum(mutants.values())
         return plan_row("repair", "-", items=len(pending), rows=rates["rows_per_item"] * len(pending),
-                        compile_candidates=rates["candidates_per_item"] * len(pending),
-                        compile_s_per=estimate.compile_rate, basis=basis)
+                        compile_candidates=candidates, compile_s_per=seconds / max(1, candidates), basis=basis)
+
+
+def planned_mutants(decls, ctx, settings) -> Counter:
+    """The mutants a run would compile for `decls`, by crate folder: made as the run makes them (no
+    compile: operators are plain code), less those whose verdict the cache holds alone or in the crate."""
+    counts: Counter = Counter()
+    for lang in sorted({d.lang for d in decls}):
+        operators, sites_of, apply_edit = LANGS[lang]
+        stats = {op.name: OperatorStats() for op in operators}
+        mine = [d for d in decls if d.lang == lang]
+        oracle, crate = ctx.oracles.get(lang), _crate_oracle(ctx, settings, lang)
+        for m in make_mutants(mine, operators, RepairConfig(seed=ctx.seed), stats, sites_of, apply_edit):
+            alone = Candidate.of(standalone_source(m.decl, m.broken))
+            in_crate = Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte,
+                              m.broken).candidate() if crate is not None and m.decl.crate_root else None
+            if not (_cached(oracle, alone) or (in_crate is not None and _cached(crate, in_crate))):
+                counts[crate_name_of(m.decl.crate_root)] += 1
+    return counts
+
+
+def _cached(oracle, candidate) -> bool:
+    cache = getattr(oracle, "cache", None)
+    return cache is not None and cache.get(verdict_key(candidate, f"{oracle.id}:check", oracle.toolchain,
+                                                       oracle.flags)) is not None
+
+
+def compile_seconds(mutants: Counter, measured: dict, default_rate: float) -> float:
+    """The stage's seconds for these mutants: per crate, its copy's set-up (dependencies built, the
+    crate checked as it is) and its measured seconds per checked mutant (the mean of the measured
+    crates for another), times the stage's seconds per second of checks in the last run
+    (standalone checks, extraction, the rest of the stage); without a measurement, the global rate."""
+    figures = {name: f for name, f in (measured.get("crates_compiled") or {}).items() if len(f) == 3 and f[0]}
+    checked_s = sum(f[1] for f in figures.values())
+    if not figures or not measured.get("seconds") or not checked_s:
+        return default_rate * sum(mutants.values())
+    mean = sum(f[1] - f[2] for f in figures.values()) / sum(f[0] for f in figures.values())
+    mean_setup = sum(f[2] for f in figures.values()) / len(figures)
+    need = sum((figures[name][2] if name in figures else mean_setup) +
+               n * ((figures[name][1] - figures[name][2]) / figures[name][0] if name in figures else mean)
+               for name, n in mutants.items() if n)
+    return measured["seconds"] / checked_s * need
 
 
 def _crate_oracle(ctx, settings: RepairSettings, lang: str):

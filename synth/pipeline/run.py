@@ -141,7 +141,8 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         def finish(name: str, output: StageOutput):
             outputs[name] = output
             spend_by_stage[name] = round(client.ledger.totals().committed_usd - sum(spend_by_stage.values()), 6)
-            compiled = sum(o.stats.candidates_compiled for o in oracles.values())
+            compiled = sum(o.stats.candidates_compiled for o in [*oracles.values(), ctx.crate_oracle]
+                           if getattr(o, "stats", None) is not None)
             output.extra.update(seconds=round(time.perf_counter() - mark["t"], 3),
                                 candidates_compiled=compiled - mark["compiled"])
             mark.update(t=time.perf_counter(), compiled=compiled)
