@@ -28,7 +28,7 @@ from .crate_workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
 from .rust_batch import in_file_order
 from .sandbox import Sandbox
 from .toolchain import find_binary, probe_version, resolve_rustup_proxy
-from .verdict import Candidate, Diagnostic, Splice, Verdict
+from .verdict import Candidate, Diagnostic, Splice, Verdict, features_key
 
 Copy = tuple[str, tuple[str, ...]]  # a scratch copy: the crate folder, the features on besides the default
 
@@ -111,7 +111,7 @@ class CrateBatchOracle:
                            diagnostics=[Diagnostic(code="crate-manifest", severity="error", message=scratch)])
         if copy in self._originals:
             return self._originals[copy]
-        cand = Candidate.of("", f"crate:{scratch.hash}:original" + (f":features={','.join(features)}" if features else ""))
+        cand = Candidate.of("", f"crate:{scratch.hash}:original" + features_key(features))
         hit = self._cached(cand)
         if hit is not None:
             self._sentinel_ok[copy] = not hit.sandbox.get("no_sentinel", True)

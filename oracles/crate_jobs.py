@@ -6,10 +6,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from . import run_folders
 from .verdict import Diagnostic, Splice
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SCRATCH_PATH = re.compile(r"/\S*?synth-[a-z]+-\d+-[^/\s]+/crate")  # a scratch copy's folder: another each run
+SCRATCH_PATH = re.compile(rf"/\S*?{run_folders.NAME}[^/\s]+/crate")  # a scratch copy's folder: another each run
 
 
 @dataclass(frozen=True)

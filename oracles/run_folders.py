@@ -19,7 +19,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-_NAME = re.compile(r"^synth-[a-z]+-(\d+)-")
+NAME = r"synth-[a-z]+-(\d+)-"  # synth-<kind>-<pid>-<random>: whose run a folder is
+_NAME = re.compile("^" + NAME)
 _LOCK = threading.Lock()
 _FOLDERS: set[Path] = set()
 _PROCESSES: set = set()  # subprocess.Popen objects in a session of their own (a signal to us misses them)

@@ -100,8 +100,8 @@ class Splice:
     features: tuple[str, ...] = ()  # on besides the default ones (the copy it is checked in)
 
     def fingerprint(self) -> str:
-        on = f":features={','.join(self.features)}" if self.features else ""
-        return f"crate:{crate_hash(Path(self.crate_dir))}:{self.path}:{self.start_byte}:{self.end_byte}{on}"
+        return f"crate:{crate_hash(Path(self.crate_dir))}:{self.path}:{self.start_byte}:{self.end_byte}" + \
+            features_key(self.features)
 
     @property
     def copy(self) -> tuple[str, tuple[str, ...]]:
@@ -115,6 +115,12 @@ class Splice:
             made = Candidate.of(self.text, self.fingerprint())
             object.__setattr__(self, "_candidate", made)
         return made
+
+
+def features_key(features: tuple[str, ...]) -> str:
+    """How a verdict key names the features on besides the default ones (nothing for none, so
+    default-feature keys stay as they were)."""
+    return f":features={','.join(features)}" if features else ""
 
 
 def crate_files(root: Path):

@@ -86,6 +86,8 @@ def block_text(text: str) -> str:
 
 def crate_name(decl: Declaration) -> str:
     """The crate a declaration belongs to (its folder name), else its path's first part."""
-    if decl.crate_root:
-        return decl.crate_root.rstrip("/").rsplit("/", 1)[-1]
-    return decl.path.split("/", 1)[0]
+    return folder_name(decl.crate_root) if decl.crate_root else decl.path.split("/", 1)[0]
+
+
+def folder_name(root: str) -> str:
+    return root.rstrip("/").rsplit("/", 1)[-1]

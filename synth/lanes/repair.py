@@ -9,7 +9,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from oracles.cache import verdict_key
 from oracles.verdict import Candidate, Splice
 from synth.extract.model import standalone_source
 from synth.mutate import diagnostics
@@ -115,8 +114,7 @@ def planned_mutants(decls, ctx, settings) -> Counter:
 
 def _cached(oracle, candidate) -> bool:
     cache = getattr(oracle, "cache", None)
-    return cache is not None and cache.get(verdict_key(candidate, f"{oracle.id}:check", oracle.toolchain,
-                                                       oracle.flags)) is not None
+    return cache is not None and cache.lookup(oracle, candidate) is not None
 
 
 def compile_seconds(mutants: Counter, measured: dict, default_rate: float) -> float:

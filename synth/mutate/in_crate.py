@@ -3,8 +3,8 @@
 The original is verified once per crate: the crate copy compiles as a whole, so every declaration
 the compiler sees in it compiles in context; a probe check (oracles/crate_probe.py) tells which it
 sees under the default features, else under features off by default (those left are configured
-out: `#[cfg(test)]`, another target, a feature whose dependencies are not at hand). Mutants are spliced over the declaration's byte span and checked in
-batches (oracles/crate_batch.py). A row records how to check it again: the crate's name, version
+out: `#[cfg(test)]`, another target, a feature whose dependencies are not at hand). Mutants are
+spliced over the declaration's byte span and checked in batches (oracles/crate_batch.py). A row records how to check it again: the crate's name, version
 and edition, the features it was verified with, and the replaced file and byte span.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from oracles.crate_manifest import ManifestError, offline_features
 from oracles.crate_probe import body_start
 from oracles.verdict import Splice, Verdict
-from synth.extract.model import Declaration
+from synth.extract.model import Declaration, folder_name
 
 
 MAX_FEATURE_SETS = 16  # per crate, besides the default features and all of them: each costs a build of its dependencies
@@ -90,7 +90,7 @@ def _extra_sets(root: str) -> list[tuple[str, ...]]:
 
 
 def crate_name_of(root: str | None) -> str:
-    return root.rstrip("/").rsplit("/", 1)[-1] if root else "(no crate)"
+    return folder_name(root) if root else "(no crate)"
 
 
 def crate_jobs(mutants, oracle, features: dict[str, tuple[str, ...]]) -> list:
