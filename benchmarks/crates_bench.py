@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 
 from benchmarks.row_quality import crate_check_counts, row_counts
-from oracles.crate_batch import CrateBatchOracle
-from oracles.crate_workdir import DEBIAN_REGISTRY
-from oracles.rust import RustConfig, RustOracle
+from oracles.cargo.crate import CargoCrateOracle
+from oracles.cargo.workdir import DEBIAN_REGISTRY
+from oracles.rustc.oracle import RustOracle
 from oracles.verdict import Splice, Verdict
+from oracles.settings import OracleSettings
 from synth.extract.extract import ExtractOptions, extract_paths
 from synth.jsonl import write_json
 from synth.mutate.repair import RepairConfig, eligible_declarations, repair_rows, write_run
@@ -50,7 +51,7 @@ def recheck_row(row: dict, registry: str = DEBIAN_REGISTRY, crate_dir: Path | No
     up in `registry` by name and version (or given as `crate_dir`)."""
     recipe = row["verification"]["crate"]
     crate_dir = crate_dir or Path(registry) / f"{recipe['name']}-{recipe['version']}"
-    oracle = CrateBatchOracle(cache=None)
+    oracle = CargoCrateOracle(cache=None)
     try:
         features = tuple(recipe.get("extra_features", ()))  # those it was verified with, besides the default
         if oracle.facts(str(crate_dir), features).get("crate_hash") != recipe["crate_hash"]:
@@ -74,8 +75,8 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     decls = extract_paths([str(c) for c in crates], ExtractOptions()).declarations
     eligible = eligible_declarations(decls, "rust")
     source_bytes = sum(p.stat().st_size for c in crates for p in c.rglob("*.rs") if "target" not in p.parts)
-    rust = RustOracle(RustConfig(jobs=1))
-    crate = CrateBatchOracle(cache=None)
+    rust = RustOracle(OracleSettings(jobs=1))
+    crate = CargoCrateOracle(cache=None)
     crate.keep_checks = True
     result = repair_rows(decls, rust, RepairConfig(seed=seed, in_crate=in_crate), crate_oracle=crate)
     wall = time.monotonic() - start
@@ -122,13 +123,13 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     return figures
 
 
-def side_by_side(crate: CrateBatchOracle, seed: int, sample: int, result) -> dict:
+def side_by_side(crate: CargoCrateOracle, seed: int, sample: int, result) -> dict:
     """A seeded sample of the stage's in-crate mutants: the stage's batched verdicts against one
     check per mutant (fresh oracle, no cache); time per candidate of each, both without the one
     check of each crate as it is (its dependencies built) that either needs first."""
     pairs = result.checked_in_crate
     picked = random.Random(seed + 1).sample(range(len(pairs)), min(sample, len(pairs)))
-    fresh = CrateBatchOracle(cache=None, direct=False, workers=1)  # the reference: cargo, one check each
+    fresh = CargoCrateOracle(OracleSettings(jobs=1), cache=None, direct=False)  # the reference: cargo, one check each
     for copy in sorted({pairs[i][1].splice.copy for i in picked}):
         fresh.original(*copy)
     solo = [fresh.check_solo(pairs[i][1].splice) for i in picked]

@@ -8,7 +8,7 @@ import statistics
 import time
 
 from oracles.factory import build_oracle
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
 from oracles.settings import OracleSettings
 from oracles.verdict import Candidate
 
@@ -30,11 +30,11 @@ def ray_side_by_side(candidates: list[Candidate], expect_pass: list[bool], repea
         local_s, ray_s, same = [], [], True
         farm = None
         for _ in range(repeats):
-            local = RustOracle(RustConfig(jobs=jobs))
+            local = RustOracle(OracleSettings(jobs=jobs))
             start = time.perf_counter()
             reference = local.check(candidates, expect_pass=expect_pass)
             local_s.append(time.perf_counter() - start)
-            farm = FarmOracle(build_oracle("rust", settings, None), build_oracle, "rust", settings, cluster, batch)
+            farm = FarmOracle(build_oracle("rustc", settings, None), build_oracle, "rust", settings, cluster, batch)
             start = time.perf_counter()
             found = farm.check(candidates, expect_pass=expect_pass)
             ray_s.append(time.perf_counter() - start)

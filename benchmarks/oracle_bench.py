@@ -27,16 +27,17 @@ from pathlib import Path
 
 from benchmarks.fixtures.pipeline_candidates import pipeline_candidates
 from synth.oracle_samples import rust_candidates
-from oracles.rust import RustConfig, RustOracle
-from oracles.sandbox import Sandbox, bwrap_available, namespaces_available
+from oracles.rustc.oracle import RustOracle, RustcTuning
+from oracles.isolation.sandbox import Sandbox, bwrap_available, namespaces_available
 from oracles.verdict import Candidate
+from oracles.settings import OracleSettings
 
 EXAMPLE_CRATE = Path(__file__).resolve().parent.parent / "examples" / "rust"
 
 
 def _batched(candidates, expect_pass, config, sandbox: Sandbox | None = None,
-             record: bool = False) -> tuple[float, list, RustOracle]:
-    oracle = RustOracle(config, sandbox=sandbox)
+             record: bool = False, tuning: RustcTuning | None = None) -> tuple[float, list, RustOracle]:
+    oracle = RustOracle(config, sandbox=sandbox, tuning=tuning)
     oracle.recorded = [] if record else None
     start = time.perf_counter()
     verdicts = oracle.check(candidates, expect_pass=expect_pass)
@@ -59,12 +60,12 @@ def rustc_floor(oracle: RustOracle, jobs: int) -> float:
 
 def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats: int, jobs: int,
                   kinds: dict[str, list[int]] | None = None,
-                  variants: dict[str, RustConfig] | None = None) -> tuple[dict, list]:
+                  variants: dict[str, RustcTuning] | None = None) -> tuple[dict, list]:
     """Batched (median of `repeats`) and solo over the same candidates, interleaved: each round
     checks the whole batch (and each variant configuration of the batched oracle), then one slice
     of the candidates alone. Returns the figures and the solo verdicts; `identical` covers the
     variants too."""
-    config = RustConfig(jobs=jobs)
+    config = OracleSettings(jobs=jobs)
     n = len(candidates)
     solo_oracle = RustOracle(config)
     slices = [range(n)[k::repeats] for k in range(repeats)]
@@ -88,7 +89,7 @@ def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats:
         for kind, idx in kinds.items():
             kind_times[kind].append(_batched([candidates[i] for i in idx], [expect_pass[i] for i in idx], config)[0])
         for name, variant in variants.items():
-            seconds, variant_verdicts[name], _ = _batched(candidates, expect_pass, variant)
+            seconds, variant_verdicts[name], _ = _batched(candidates, expect_pass, config, tuning=variant)
             variant_times[name].append(seconds)
         start = time.perf_counter()
         with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -137,7 +138,7 @@ def _isolation_overhead(candidates: list[Candidate], expect_pass: list[bool], re
     """The template mix batched under bubblewrap and under plain `unshare`, interleaved (the order
     alternating per round), medians; plus `solo_n` candidates one rustc call each, the per-call
     price. `overhead` = bwrap / unshare - 1 on the batched mix."""
-    config = RustConfig(jobs=jobs)
+    config = OracleSettings(jobs=jobs)
     sandboxes = {name: Sandbox(isolation=name) for name in ("bwrap", "unshare")}
     times: dict[str, list[float]] = {name: [] for name in sandboxes}
     verdicts: dict[str, list] = {}
@@ -172,7 +173,7 @@ def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 
              "mutants": [i for i, e in enumerate(expect_pass) if not e]}
     result, solo = _side_by_side(candidates, expect_pass, repeats, jobs, kinds)
 
-    unhinted_s, unhinted, _ = _batched(candidates, None, RustConfig(jobs=jobs))
+    unhinted_s, unhinted, _ = _batched(candidates, None, OracleSettings(jobs=jobs))
     result["identical"] = result["identical"] and all(u.same_result(s) for u, s in zip(unhinted, solo))
     result["ratio_without_hints"] = round(result["solo_s"] / unhinted_s, 2)
     result["jobs"] = jobs
@@ -184,7 +185,7 @@ def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 
         stream = pipeline_candidates(sources)
         # Real crates hold candidates whose errors make rustc give up early; the same oracle
         # without that hint (plain bisection) runs beside it.
-        plain = {"without_stop_hint": RustConfig(jobs=jobs, stopping_codes=())}
+        plain = {"without_stop_hint": RustcTuning(stopping_codes=())}
         measured, _ = _side_by_side([Candidate.of(t) for _, t in stream], [e for e, _ in stream], repeats, jobs,
                                     variants=plain)
         keep = ("n", "batched_s", "solo_s", "ratio", "identical", "batched_ms_per_candidate",

@@ -46,10 +46,10 @@ def row_counts(rows: list[dict], crate_dirs: list[Path]) -> dict:
 
 def crate_check_counts(crate_dirs: list[Path], oracle=None) -> dict:
     """`synth check` on each crate folder: passed, or failed with a message naming no temp path."""
-    from oracles.crate import CrateOracle
+    from oracles.cargo.oracle import CargoOracle
     from oracles.verdict import Splice
 
-    oracle = oracle or CrateOracle()
+    oracle = oracle or CargoOracle()
     failures, temp_named = [], []
     for crate in crate_dirs:
         lib = "src/lib.rs" if (crate / "src/lib.rs").exists() else "src/main.rs"

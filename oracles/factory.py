@@ -1,6 +1,9 @@
 """Every oracle is built here, from one settings object, and they all speak one protocol:
-`id`, `toolchain`, `flags`, `stats`, `check(candidates)`, `test(candidates)`. A new oracle is a
-module of its own and one entry in `BUILDERS`."""
+`id`, `toolchain`, `flags`, `stats`, `check(candidates)`, `test(candidates)`, and `toolchain_probe`
+(the command whose output its verdicts depend on, asked of every node before it gets work). An
+oracle is known by one name: its id, its kind here and its folder's name (`rustc`, `vox`, `cargo`;
+`cargo-crate` is oracles/cargo/crate.py). A new oracle is a folder of its own and one entry in
+`BUILDERS`."""
 from __future__ import annotations
 
 from typing import Protocol
@@ -21,30 +24,36 @@ class Oracle(Protocol):
 
     def test(self, candidates: list[Candidate]) -> list[Verdict]: ...
 
+    toolchain_probe: tuple[str, ...]  # the [oracles] key of its compiler, and the arguments that print its version
 
-def _rust(settings: OracleSettings, cache):
-    from .rust import RustConfig, RustOracle
-    return RustOracle(RustConfig(rustc=settings.rustc, edition=settings.edition, jobs=settings.jobs), cache=cache)
+
+def _rustc(settings: OracleSettings, cache):
+    from .rustc.oracle import RustOracle
+    return RustOracle(settings, cache=cache)
 
 
 def _vox(settings: OracleSettings, cache):
-    from .vox import VoxConfig, VoxOracle
-    return VoxOracle(VoxConfig(binary=settings.vox, jobs=settings.jobs), cache=cache)
+    from .vox.oracle import VoxOracle
+    return VoxOracle(settings, cache=cache)
 
 
-def _crate(settings: OracleSettings, cache):
-    from .crate import CrateOracle
-    return CrateOracle(cache=cache)
+def _cargo(settings: OracleSettings, cache):
+    from .cargo.oracle import CargoOracle
+    return CargoOracle(settings, cache=cache)
 
 
-def _crate_batch(settings: OracleSettings, cache):
-    from .crate_batch import CrateBatchOracle
-    return CrateBatchOracle(cache=cache, workers=settings.jobs)
+def _cargo_crate(settings: OracleSettings, cache):
+    from .cargo.crate import CargoCrateOracle
+    return CargoCrateOracle(settings, cache=cache)
 
 
-# A language, or "crate" (a crate checked in place) and "crate_batch" (many mutants checked in
-# one copy of their real crate).
-BUILDERS = {"rust": _rust, "vox": _vox, "crate": _crate, "crate_batch": _crate_batch}
+BUILDERS = {"rustc": _rustc, "vox": _vox, "cargo": _cargo, "cargo-crate": _cargo_crate}
+LANG_KINDS = {"rust": "rustc", "vox": "vox"}  # the oracle that checks a language's files
+
+
+def probe_command(oracle, settings: OracleSettings) -> list[str]:
+    key, *args = oracle.toolchain_probe
+    return [getattr(settings, key), *args]
 
 
 def build_oracle(kind: str, settings: OracleSettings | None = None, cache: VerdictCache | None = None) -> Oracle:
@@ -62,7 +71,7 @@ def build_oracles(langs: set[str], settings: OracleSettings | None = None, cache
     oracles = {}
     for lang in sorted(langs):
         try:
-            oracles[lang] = build_oracle(lang, settings, cache)
+            oracles[lang] = build_oracle(LANG_KINDS[lang], settings, cache)
         except ToolchainMissing as exc:
             if attention is None:
                 raise
@@ -84,7 +93,7 @@ def crate_oracle(oracles: dict, settings: OracleSettings, cache: VerdictCache | 
     if "rust" not in oracles:
         return None
     try:
-        return build_oracle("crate_batch", settings, cache)
+        return build_oracle("cargo-crate", settings, cache)
     except ToolchainMissing:
         attention.append("no `cargo`: Rust declarations are only checked in standalone files")
         return None

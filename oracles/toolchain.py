@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .environ import safe_environ
+from .isolation.environ import safe_environ
 from .errors import ToolchainMissing
 
 
@@ -47,3 +47,21 @@ def probe_version(path: str, args: list[str], cache=None) -> str:
     if cache is None:
         return run()
     return cache.memo(f"version:{binary_identity(path)}:{' '.join(args)}", run)
+
+
+def start_compiler(binary: str, key: str, cache=None, version_args: tuple[str, ...] = ("-V",),
+          rustup_tool: str | None = None) -> tuple[str, str]:
+    """An oracle's start-up: its compiler's path (`rustup_tool`: a rustup proxy resolved to that
+    tool) and the version its verdicts depend on. A missing compiler is ToolchainMissing naming
+    `[oracles] key`."""
+    path = find_binary(binary, f"[oracles] {key}")
+    if rustup_tool:
+        path = resolve_rustup_proxy(path, rustup_tool)
+    return path, probe_version(path, list(version_args), cache)
+
+
+def start_cargo(binary: str, cache=None) -> tuple[str, str, str]:
+    """cargo's path, the rustc beside it, and both their versions (a crate oracle's toolchain)."""
+    cargo, cargo_version = start_compiler(binary, "cargo to its path", cache, rustup_tool="cargo")
+    rustc = str(Path(cargo).with_name("rustc"))
+    return cargo, rustc, probe_version(rustc, ["-V"], cache) + " / " + cargo_version

@@ -47,11 +47,11 @@ def check_paths(paths: list[str], lang: str | None, edition: str, vox_binary: st
     results = []
     try:
         if rust_files:
-            oracle = build_oracle("rust", settings, cache)
+            oracle = build_oracle("rustc", settings, cache)
             verdicts = oracle.check([Candidate.of(_read(p)) for p in rust_files])
             results += list(zip(map(str, rust_files), verdicts))
         if crates:
-            oracle = build_oracle("crate", settings, cache)
+            oracle = build_oracle("cargo", settings, cache)
             lib = lambda c: "src/lib.rs" if (c / "src/lib.rs").exists() else "src/main.rs"  # noqa: E731
             verdicts = oracle.check([Splice(str(c), lib(c), 0, 0, "") for c in crates])
             results += list(zip(map(str, crates), verdicts))

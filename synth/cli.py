@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from oracles import run_folders
+from oracles.isolation import run_folders
 from synth.check import CheckInputError, check_paths, verdict_json
 from synth.cluster import ClusterError
 from synth.cli_args import build_parser
@@ -107,15 +107,15 @@ def cmd_mutate(args) -> int:
     with opened(args.executor, args.ray_address, build=build_oracle) as executor:
         used = []  # the oracles as the executor runs them
         if "rust" in langs:
-            crate_oracle = build_oracle("crate_batch", settings, cache) if args.in_crate != "never" else None
-            used += [executor.oracle(build_oracle("rust", settings, cache), "rust", settings),
-                     executor.oracle(crate_oracle, "crate_batch", settings)]
+            crate_oracle = build_oracle("cargo-crate", settings, cache) if args.in_crate != "never" else None
+            used += [executor.oracle(build_oracle("rustc", settings, cache), settings),
+                     executor.oracle(crate_oracle, settings)]
             results["rust"] = repair_rows(extracted.declarations, used[0], config, crate_oracle=used[1])
             if crate_oracle is not None:
                 crate_oracle.close()
         if "vox" in langs:
             try:
-                used.append(executor.oracle(build_oracle("vox", settings, cache), "vox", settings))
+                used.append(executor.oracle(build_oracle("vox", settings, cache), settings))
             except ToolchainMissing as exc:
                 notes.append(f"Vox declarations skipped: {exc}")
             else:

@@ -17,11 +17,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from synth.oracle_samples import covering_candidates
-from oracles.crate import CrateOracle, Splice
-from oracles.rust import RustConfig, RustOracle
+from oracles.cargo.oracle import CargoOracle, Splice
+from oracles.rustc.oracle import RustOracle
 from oracles.errors import ToolchainMissing
 from oracles.verdict import Candidate
-from oracles.vox import VoxConfig, VoxOracle
+from oracles.vox.oracle import VoxOracle
+from oracles.settings import OracleSettings
 from synth.assemble.mix import Mix, Source
 from synth.assemble.snapshot import assemble, write_snapshot
 from synth.extract.extract import extract_paths
@@ -41,7 +42,7 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
     ok = True
 
     console.rule("1. The example crate, checked in place (cargo check / cargo test, offline, sandboxed)")
-    crate = CrateOracle(cache=cache)
+    crate = CargoOracle(cache=cache)
     whole = Splice(str(EXAMPLES / "rust"), "src/lib.rs", 0, 0, "")
     checked, tested = crate.check([whole])[0], crate.test([whole])[0]
     console.print(f"examples/rust: check {'passed' if checked.passed else 'FAILED'}, "
@@ -57,7 +58,7 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
     console.print(f"{summary['declarations']} declarations ({escape(kinds)}) -> {out.relative_to(ROOT)}; "
                   f"left out: {summary['declarations_left_out'] or 'nothing'}")
     rust = [d for d in extracted.declarations if d.lang == "rust"]
-    stub_oracle = RustOracle(RustConfig(jobs=2), cache=cache)
+    stub_oracle = RustOracle(OracleSettings(jobs=2), cache=cache)
     stubs = stub_oracle.check([Candidate.of(standalone_source(d)) for d in rust])
     console.print(f"each Rust declaration with its context stub, as a standalone file: "
                   f"{sum(v.passed for v in stubs)}/{len(stubs)} compile ({stub_oracle.stats.compiler_runs} rustc runs)")
@@ -88,7 +89,7 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
     console.rule("4. The batched Rust oracle on awkward candidates (crate-level items, syntax errors, aborts)")
     pairs = covering_candidates()
     candidates = [Candidate.of(text) for _, text in pairs]
-    oracle = RustOracle(RustConfig(jobs=2))  # no cache here: the demo shows the compiler at work
+    oracle = RustOracle(OracleSettings(jobs=2))  # no cache here: the demo shows the compiler at work
     start = time.perf_counter()
     verdicts = oracle.check(candidates)
     batched_s = time.perf_counter() - start
@@ -105,7 +106,7 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
 
     console.rule("5. Vox examples (`vox check --format json`)")
     try:
-        vox = VoxOracle(VoxConfig(binary=vox_binary), cache=cache)
+        vox = VoxOracle(OracleSettings(vox=vox_binary), cache=cache)
     except ToolchainMissing as exc:
         console.print(f"skipped: {escape(str(exc))}. The Vox oracle runs your own `vox`; none is bundled.")
     else:

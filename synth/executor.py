@@ -7,11 +7,6 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-# What each oracle's verdicts depend on, asked of every node before it gets work.
-PROBES = {"rust": lambda s: [s.rustc, "-vV"], "crate_batch": lambda s: ["cargo", "-V"],
-          "crate": lambda s: ["cargo", "-V"], "vox": lambda s: [s.vox, "--version"]}
-
-
 @dataclass
 class Executor:
     cluster: object = None  # a RayCluster, or None: local
@@ -20,16 +15,18 @@ class Executor:
     checked: set = field(default_factory=set)  # probes every node has passed
     senders: list = field(default_factory=list)  # the LLM clients' remote senders
 
-    def oracle(self, oracle, kind: str, settings):
-        """`oracle` as this executor runs it (on the cluster: a farm of the same oracle)."""
+    def oracle(self, oracle, settings):
+        """`oracle` as this executor runs it (on the cluster: a farm of the same oracle, each worker's
+        built by its kind, which is its id)."""
         if self.cluster is None or oracle is None:
             return oracle
+        from oracles.factory import probe_command
         from oracles.farm import FarmOracle
-        probe = tuple(PROBES[kind](settings))
+        probe = tuple(probe_command(oracle, settings))
         if probe not in self.checked:
             self.cluster.check_toolchain(list(probe))
             self.checked.add(probe)
-        return FarmOracle(oracle, self.build, kind, settings, self.cluster, self.batch_size)
+        return FarmOracle(oracle, self.build, oracle.id, settings, self.cluster, self.batch_size)
 
     def sender(self, retry):
         """Where an LLMClient sends its calls (None: from this process)."""

@@ -45,7 +45,7 @@ class Outcome:
 @dataclass
 class Judge:
     """`oracles` maps a language to an oracle with check() and test(); `crate_oracle` checks the
-    answers of tasks verified in their crate (oracles/crate_batch.py)."""
+    answers of tasks verified in their crate (oracles/cargo/crate.py)."""
     oracles: dict
     crate_oracle: object = None
     calls: int = 0  # batched check calls

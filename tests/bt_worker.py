@@ -5,7 +5,8 @@ import signal
 import sys
 
 from conftest import EXAMPLE_CRATE
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.graphs.backtranslate import BacktranslateConfig, run_backtranslation
@@ -35,7 +36,7 @@ def main():
     # One item at a time: the kill lands between two calls, never with another call in flight
     # (a call in flight at a crash is the ledger's business: see test_sigkill_mid_run_then_restart).
     config = BacktranslateConfig(writer=ModelSettings(provider="openai", model="gpt-4o-mini", base_url=base_url + "/v1"), workers=1)
-    result = run_backtranslation(decls, client, RustOracle(RustConfig(jobs=1)), config,
+    result = run_backtranslation(decls, client, RustOracle(OracleSettings(jobs=1)), config,
                                  checkpoint_path=f"{workdir}/checkpoints.sqlite")
     write_jsonl(f"{workdir}/rows.jsonl", result.rows)
     write_jsonl(f"{workdir}/rejected.jsonl", sorted(result.rejected, key=lambda r: r["decl"]))

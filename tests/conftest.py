@@ -11,8 +11,9 @@ EXAMPLE_CRATE = ROOT / "examples" / "rust"
 
 @pytest.fixture(scope="session")
 def rust_oracle():
-    from oracles.rust import RustConfig, RustOracle
-    return RustOracle(RustConfig(jobs=2))
+    from oracles.rustc.oracle import RustOracle
+    from oracles.settings import OracleSettings
+    return RustOracle(OracleSettings(jobs=2))
 
 
 @pytest.fixture()

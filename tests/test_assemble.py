@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE_CRATE
 
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from oracles.verdict import Verdict
 from synth.assemble.answers import answer_hash
 from synth.assemble.mix import Mix, Source, load_mix
@@ -27,7 +28,7 @@ def runs(tmp_path_factory):
     """A real repair run on the examples, and a codegen file with planted duplicates."""
     root = tmp_path_factory.mktemp("runs")
     decls = extract_paths([EXAMPLE_CRATE], ExtractOptions(jobs=1)).declarations
-    write_run({"rust": repair_rows(decls, RustOracle(RustConfig(jobs=2)), RepairConfig(seed=0))}, root / "repair")
+    write_run({"rust": repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairConfig(seed=0))}, root / "repair")
     codegen = []
     for d in [d for d in decls if d.kind == "fn"][:20]:
         for variant, answer in enumerate([d.clean_text, d.clean_text.replace("\n", "\n\n") + "\n// same code"]):

@@ -6,7 +6,8 @@ import pytest
 from conftest import EXAMPLE_CRATE
 from benchmarks.fixtures.llm_server import FakeLLMServer
 
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from oracles.verdict import Candidate
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
@@ -66,7 +67,7 @@ def test_backtranslation_accepts_exactly_what_it_should(decls, tmp_path, monkeyp
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
         config = BacktranslateConfig(writer=ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1"),
                                      max_attempts=3, workers=3)
-        result = run_backtranslation(decls, client, RustOracle(RustConfig(jobs=2)), config)
+        result = run_backtranslation(decls, client, RustOracle(OracleSettings(jobs=2)), config)
     ratings = {r.provenance.decl_hash: r.rating for r in result.rows}
     by_hash = {d.hash: d.name for d in decls}
     assert {by_hash[h]: r for h, r in ratings.items()} == {"gcd": 5, "lcm": 5, "is_prime": 4, "distance": 5}
@@ -79,7 +80,7 @@ def test_backtranslation_accepts_exactly_what_it_should(decls, tmp_path, monkeyp
     assert result.stats["write"] == 1 + 2 + 1 + 3 + 3 + 1  # gcd, lcm, is_prime, clamp, word_count, distance
 
     # Every accepted row: the answer is the original declaration and passes the oracle, checked again.
-    fresh = RustOracle(RustConfig(jobs=1))
+    fresh = RustOracle(OracleSettings(jobs=1))
     for row in result.rows:
         decl = next(d for d in decls if d.hash == row.provenance.decl_hash)
         assert row.response == decl.clean_text and row.checked_source == standalone_source(decl)
@@ -170,7 +171,7 @@ def test_plan_uses_the_attrition_measured_in_an_earlier_run(tmp_path, monkeypatc
         cache = ResponseCache(tmp_path / "c")
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 5.0), cache)
         config = BacktranslateConfig(writer=ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1"))
-        oracle = RustOracle(RustConfig(jobs=2))
+        oracle = RustOracle(OracleSettings(jobs=2))
         earlier = run_backtranslation(first, client, oracle, config)
         measured = attrition(earlier.stats, len(first), len(earlier.rows))
         with_history = plan_backtranslation(second, config, PriceTable(), cache, count_text, measured)

@@ -3,7 +3,8 @@ import os
 import stat
 
 from oracles.cache import VerdictCache
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from oracles.verdict import Candidate
 
 BATCH = [Candidate.of("pub fn a() -> i32 { 1 }\n"), Candidate.of("pub fn b() -> i32 { \"x\" }\n"),
@@ -28,12 +29,12 @@ def test_second_check_runs_no_compiler_and_toolchain_change_misses(tmp_path, rea
     _wrapper(rustc, real_rustc, log, "rustc 1.95.0 (synth-test)")
     cache = VerdictCache(tmp_path / "cache")
 
-    first = RustOracle(RustConfig(rustc=str(rustc)), cache=cache).check(BATCH)
+    first = RustOracle(OracleSettings(rustc=str(rustc)), cache=cache).check(BATCH)
     calls_after_first = _compile_calls(log)
     assert calls_after_first >= 1
 
     log.unlink()
-    again = RustOracle(RustConfig(rustc=str(rustc)), cache=VerdictCache(tmp_path / "cache"))
+    again = RustOracle(OracleSettings(rustc=str(rustc)), cache=VerdictCache(tmp_path / "cache"))
     second = again.check(BATCH)
     assert not log.exists() or log.read_text() == ""  # no compile, not even a version probe
     assert again.stats.compiler_runs == 0 and again.stats.cache_hits == 3
@@ -43,7 +44,7 @@ def test_second_check_runs_no_compiler_and_toolchain_change_misses(tmp_path, rea
     # An upgrade in place: same path, new version string.
     _wrapper(rustc, real_rustc, log, "rustc 1.96.0 (synth-test)")
     os.utime(rustc, ns=(1, 1))
-    upgraded = RustOracle(RustConfig(rustc=str(rustc)), cache=VerdictCache(tmp_path / "cache"))
+    upgraded = RustOracle(OracleSettings(rustc=str(rustc)), cache=VerdictCache(tmp_path / "cache"))
     third = upgraded.check(BATCH)
     assert upgraded.toolchain == "rustc 1.96.0 (synth-test)"
     assert _compile_calls(log) >= 1 and upgraded.stats.cache_hits == 0
@@ -53,8 +54,8 @@ def test_second_check_runs_no_compiler_and_toolchain_change_misses(tmp_path, rea
 def test_flags_are_part_of_the_key(tmp_path):
     cache = VerdictCache(tmp_path / "cache")
     cand = [Candidate.of("pub async fn f() {}\n")]
-    v2018 = RustOracle(RustConfig(edition="2018"), cache=cache).check(cand)[0]
-    o2015 = RustOracle(RustConfig(edition="2015"), cache=cache)
+    v2018 = RustOracle(OracleSettings(edition="2018"), cache=cache).check(cand)[0]
+    o2015 = RustOracle(OracleSettings(edition="2015"), cache=cache)
     v2015 = o2015.check(cand)[0]
     assert o2015.stats.cache_hits == 0
     assert v2018.passed and not v2015.passed  # `async fn` is an error in edition 2015
@@ -63,13 +64,13 @@ def test_flags_are_part_of_the_key(tmp_path):
 def test_the_isolation_is_part_of_the_key(tmp_path):
     """A verdict made without a sandbox is not served to a run inside one (tests may reach the
     network or the home folder in one and not the other)."""
-    from oracles.sandbox import Sandbox
+    from oracles.isolation.sandbox import Sandbox
     cache = VerdictCache(tmp_path / "cache")
     cand = [Candidate.of("pub fn f() -> i32 { 1 }\n")]
-    RustOracle(RustConfig(), cache=cache, sandbox=Sandbox(isolation="none")).check(cand)
-    same = RustOracle(RustConfig(), cache=cache, sandbox=Sandbox(isolation="none"))
+    RustOracle(OracleSettings(), cache=cache, sandbox=Sandbox(isolation="none")).check(cand)
+    same = RustOracle(OracleSettings(), cache=cache, sandbox=Sandbox(isolation="none"))
     same.check(cand)
     assert same.stats.cache_hits == 1
-    other = RustOracle(RustConfig(), cache=cache, sandbox=Sandbox(isolation="unshare"))
+    other = RustOracle(OracleSettings(), cache=cache, sandbox=Sandbox(isolation="unshare"))
     verdict = other.check(cand)[0]
     assert other.stats.cache_hits == 0 and verdict.sandbox["isolation"] == "unshare"

@@ -20,7 +20,7 @@ def test_check_json_lines_and_exit_codes(tmp_path):
     (line,) = done.stdout.splitlines()
     row = json.loads(line)
     assert set(row) >= {"path", "passed", "diagnostics", "oracle", "toolchain"} and row["passed"] is True
-    from oracles.sandbox import resolve_isolation
+    from oracles.isolation.sandbox import resolve_isolation
     assert row["isolation"] == resolve_isolation()  # which sandbox the check really ran in
 
     done = synth("check", "--json", *cache, str(good), str(bad))

@@ -4,7 +4,8 @@ appear in comments."""
 import pytest
 from conftest import EXAMPLE_CRATE
 
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from synth.completion import answer_code, defines, definition_of, is_one_fenced_block
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
@@ -50,7 +51,7 @@ def gcd_decl():
 
 
 def test_rft_acceptance_and_the_grpo_reward_agree_on_tricky_replies(gcd_decl):
-    oracle = RustOracle(RustConfig(jobs=2))
+    oracle = RustOracle(OracleSettings(jobs=2))
     task = Task(id="gcd", lang="rust", prompt="Write `gcd` as its documentation says.", context=gcd_decl.context,
                 must_define=[definition_of(gcd_decl.kind, gcd_decl.name)])
     sampled = run_rft([task], ScriptedSampler(), Judge({"rust": oracle}), RftConfig(k=len(TRICKY))).sampled[0]

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from benchmarks.crates_bench import recheck_row
-from oracles.crate_batch import CrateBatchOracle
-from oracles.crate_manifest import checkable_manifest, offline_features
-from oracles.crate_probe import body_start
-from oracles.rust import RustConfig, RustOracle
+from oracles.cargo.crate import CargoCrateOracle
+from oracles.cargo.manifest import checkable_manifest, offline_features
+from oracles.cargo.probe import body_start
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.mutate.repair import RepairConfig, repair_rows
@@ -81,9 +82,9 @@ def test_a_probe_is_planted_at_the_start_of_each_body():
 
 def test_only_what_the_compiler_saw_is_verified_each_with_its_features(gated):
     decls = extract_paths([str(gated)], ExtractOptions()).declarations
-    crate = CrateBatchOracle(cache=None)
+    crate = CargoCrateOracle(cache=None)
     try:
-        result = repair_rows(decls, RustOracle(RustConfig()), RepairConfig(seed=0, in_crate="always"), crate_oracle=crate)
+        result = repair_rows(decls, RustOracle(OracleSettings()), RepairConfig(seed=0, in_crate="always"), crate_oracle=crate)
     finally:
         crate.close()
     (funnel,) = result.funnel.values()

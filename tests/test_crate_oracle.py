@@ -1,7 +1,7 @@
 """Declarations from a real crate are checked in place (scratch copy, `cargo check --offline`)."""
 from conftest import EXAMPLE_CRATE
 
-from oracles.crate import CrateOracle, Splice
+from oracles.cargo.oracle import CargoOracle, Splice
 
 
 def _span_of(path, needle: str) -> tuple[int, int]:
@@ -20,7 +20,7 @@ GCD = """pub fn gcd(a: u64, b: u64) -> u64 {
 
 
 def test_example_crate_is_clean_and_its_tests_pass():
-    oracle = CrateOracle()
+    oracle = CargoOracle()
     unchanged = Splice(str(EXAMPLE_CRATE), "src/lib.rs", 0, 0, "")
     (verdict,) = oracle.check([unchanged])
     assert verdict.passed and verdict.diagnostics == [], [d.render() for d in verdict.diagnostics]
@@ -32,7 +32,7 @@ def test_example_crate_is_clean_and_its_tests_pass():
 def test_spliced_candidate_gets_its_own_coordinates_and_breaks_callers():
     path = EXAMPLE_CRATE / "src" / "stats.rs"
     start, end = _span_of(path, GCD)
-    oracle = CrateOracle()
+    oracle = CargoOracle()
     broken = GCD.replace("        a\n", "        \"zero\"\n")
     (verdict,) = oracle.check([Splice(str(EXAMPLE_CRATE), "src/stats.rs", start, end, broken)])
     assert not verdict.passed
@@ -52,6 +52,6 @@ def test_a_wrong_but_compiling_splice_fails_its_tests():
     path = EXAMPLE_CRATE / "src" / "stats.rs"
     start, end = _span_of(path, GCD)
     wrong = GCD.replace("gcd(b, a % b)", "a + b")
-    (verdict,) = CrateOracle().test([Splice(str(EXAMPLE_CRATE), "src/stats.rs", start, end, wrong)])
+    (verdict,) = CargoOracle().test([Splice(str(EXAMPLE_CRATE), "src/stats.rs", start, end, wrong)])
     assert not verdict.passed and verdict.tests.failed >= 1 and verdict.tests.passed >= 10
     assert not [d for d in verdict.diagnostics if d.severity == "error"]  # it compiles; the tests catch it

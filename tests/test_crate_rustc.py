@@ -1,5 +1,5 @@
-"""A crate's later checks run the rustc command cargo ran for it (oracles/crate_rustc.py), and
-crates are checked side by side (oracles/crate_turns.py): the verdicts are exactly those of cargo,
+"""A crate's later checks run the rustc command cargo ran for it (oracles/cargo/direct.py), and
+crates are checked side by side (oracles/turns.py): the verdicts are exactly those of cargo,
 one crate at a time."""
 import threading
 import time
@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLE_CRATE
-from oracles.crate_batch import CrateBatchOracle
-from oracles.crate_turns import Turns
+from oracles.cargo.crate import CargoCrateOracle
+from oracles.settings import OracleSettings
+from oracles.turns import Turns
 from oracles.verdict import Splice
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
@@ -62,7 +63,7 @@ def test_direct_rustc_side_by_side_gives_cargos_verdicts(built):
     assert any(m.decl.crate_path == "build.rs" for m in mutants)
     verdicts, copies = {}, {}
     for direct, workers in ((True, 2), (False, 1)):
-        oracle = CrateBatchOracle(cache=None, direct=direct, workers=workers)
+        oracle = CargoCrateOracle(OracleSettings(jobs=workers), cache=None, direct=direct)
         try:
             verdicts[direct] = oracle.check(crate_jobs(mutants, oracle, {}))
             copies[direct] = {c.source.name: (c.command is not None, c.direct_runs, c.runs) for c in oracle.copies()}
@@ -76,7 +77,7 @@ def test_direct_rustc_side_by_side_gives_cargos_verdicts(built):
 
 
 def test_the_build_scripts_cfg_and_environment_reach_direct_runs_and_its_own_splice_goes_to_cargo(built):
-    oracle = CrateBatchOracle(cache=None)
+    oracle = CargoCrateOracle(cache=None)
     try:
         assert oracle.original(str(built)).passed
         (same,) = oracle.check(crate_jobs_of([Splice(str(built), "src/lib.rs", 0, 0, "")], oracle))

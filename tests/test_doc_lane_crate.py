@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from oracles.crate_batch import CrateBatchOracle
-from oracles.rust import RustConfig, RustOracle
+from oracles.cargo.crate import CargoCrateOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from synth.assemble.tasks import split_rows, task_of
 from synth.docs.documented import doc_lane
 from synth.extract.extract import ExtractOptions, extract_paths
@@ -46,8 +47,8 @@ def _crate(root: Path, broken: bool = False) -> Path:
 
 @pytest.fixture(scope="module")
 def oracles():
-    crate = CrateBatchOracle(cache=None)
-    yield RustOracle(RustConfig()), crate
+    crate = CargoCrateOracle(cache=None)
+    yield RustOracle(OracleSettings()), crate
     crate.close()
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from conftest import EXAMPLE_CRATE, ROOT
 
 from benchmarks.fixtures.rust_corpus import write_corpus
-from oracles.crate import CrateOracle, Splice
-from oracles.rust import RustConfig, RustOracle
+from oracles.cargo.oracle import CargoOracle, Splice
+from oracles.settings import OracleSettings
+from oracles.rustc.oracle import RustOracle
 from oracles.verdict import Candidate
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
@@ -51,14 +52,14 @@ def test_every_example_declaration_spliced_back_passes_cargo():
     assert len(rust) >= 40
     splices = [Splice(str(EXAMPLE_CRATE), d.path, d.start_byte, d.end_byte, d.text)
                for d in rust]
-    verdicts = CrateOracle().check(splices)
+    verdicts = CargoOracle().check(splices)
     assert all(v.passed for v in verdicts), [(d.name, v.errors) for d, v in zip(rust, verdicts) if not v.passed]
 
 
 def test_context_stubs_compile_standalone_in_batches():
     result = extract_paths([EXAMPLE_CRATE], ExtractOptions(jobs=1))
     rust = [d for d in result.declarations if d.lang == "rust"]
-    oracle = RustOracle(RustConfig(jobs=2))
+    oracle = RustOracle(OracleSettings(jobs=2))
     verdicts = oracle.check([Candidate.of(standalone_source(d)) for d in rust])
     fns = [(d, v) for d, v in zip(rust, verdicts) if d.kind in ("fn", "method")]
     share = sum(v.passed for _, v in fns) / len(fns)

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from benchmarks.crates_bench import recheck_row
-from oracles.crate import Splice
-from oracles.crate_batch import CrateBatchOracle
-from oracles.crate_jobs import job_of
-from oracles.crate_manifest import checkable_manifest
-from oracles.rust import RustConfig, RustOracle
+from oracles.cargo.oracle import Splice
+from oracles.settings import OracleSettings
+from oracles.cargo.crate import CargoCrateOracle
+from oracles.cargo.jobs import job_of
+from oracles.cargo.manifest import checkable_manifest
+from oracles.rustc.oracle import RustOracle
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.mutate.repair import RepairConfig, repair_rows
@@ -98,9 +99,9 @@ def test_checkable_manifest_detaches_and_drops_what_default_features_do_not_need
 
 def test_workspace_member_with_optional_dependency_is_extracted_mutated_and_verified(workspace, tmp_path):
     decls = extract_paths([str(workspace / "geo")], ExtractOptions()).declarations
-    crate = CrateBatchOracle(cache=None)
+    crate = CargoCrateOracle(cache=None)
     try:
-        result = repair_rows(decls, RustOracle(RustConfig()), RepairConfig(seed=3), crate_oracle=crate)
+        result = repair_rows(decls, RustOracle(OracleSettings()), RepairConfig(seed=3), crate_oracle=crate)
     finally:
         crate.close()
     (funnel,) = result.funnel.values()
@@ -137,7 +138,7 @@ def test_batched_crate_verdicts_equal_one_check_each(workspace):
     jobs.append(job_of(Splice(str(workspace / "geo"), "src/shapes.rs", start, end,
                               "pub fn scaled(&self) -> Rect {\n        Rect { w: self.w, h: self.h }\n    }"),
                        "scaled", src[start:end], "argument_count"))
-    oracle = CrateBatchOracle(cache=None)
+    oracle = CargoCrateOracle(cache=None)
     try:
         batched = oracle.check(jobs)
         assert oracle.stats.batch_runs >= 1 and oracle.stats.compiler_runs < len(jobs)
@@ -153,9 +154,9 @@ def test_batched_crate_verdicts_equal_one_check_each(workspace):
 @pytest.mark.skipif(not ITOA.is_dir(), reason="the pinned corpus is not installed (make setup)")
 def test_corpus_crate_rows_recheck_and_a_tampered_row_does_not():
     decls = extract_paths([str(ITOA)], ExtractOptions()).declarations
-    crate = CrateBatchOracle(cache=None)
+    crate = CargoCrateOracle(cache=None)
     try:
-        result = repair_rows(decls, RustOracle(RustConfig()), RepairConfig(seed=0, in_crate="always"), crate_oracle=crate)
+        result = repair_rows(decls, RustOracle(OracleSettings()), RepairConfig(seed=0, in_crate="always"), crate_oracle=crate)
     finally:
         crate.close()
     rows = [json.loads(r.model_dump_json()) for r in result.rows if r.verification.scope == "crate"]
@@ -167,7 +168,7 @@ def test_corpus_crate_rows_recheck_and_a_tampered_row_does_not():
 
 
 def test_which_signature_changes_decide_who_may_share_a_batch():
-    from oracles.crate_jobs import bounds_only_dropped, changed_names
+    from oracles.cargo.jobs import bounds_only_dropped, changed_names
     assert bounds_only_dropped("impl<K: Hash + Eq, V> Map<K, V>", "impl<K: Eq, V> Map<K, V>")
     assert bounds_only_dropped("fn f<T: Clone>(x: T) -> T", "fn f<T>(x: T) -> T")
     assert not bounds_only_dropped("fn f() -> impl Iterator + Clone", "fn f() -> impl Iterator")  # callers clone it
@@ -200,7 +201,7 @@ def test_a_caller_replaced_in_the_batch_does_not_hide_the_error_a_new_signature_
                    "area", shapes[a0:a1], "return_type_mismatch"),
             job_of(Splice(str(geo), "src/lib.rs", t0, t1, lib[t0:t1].replace("crate::shapes::area(r)", "r.w")),
                    "total_area", lib[t0:t1], "missing_method")]
-    oracle = CrateBatchOracle(cache=None)
+    oracle = CargoCrateOracle(cache=None)
     try:
         batched = oracle.check(jobs)
         solo = [oracle.check_solo(j.splice) for j in jobs]
@@ -213,7 +214,7 @@ def test_a_caller_replaced_in_the_batch_does_not_hide_the_error_a_new_signature_
 
 def test_a_crate_where_batches_measured_slower_is_checked_alone(workspace):
     jobs = _mutants(workspace / "geo", 4)
-    oracle = CrateBatchOracle(cache=None)
+    oracle = CargoCrateOracle(cache=None)
     try:
         scratch = oracle.scratch(str(workspace / "geo"))
         oracle._count(scratch, 30.0, 2, 0.9, 3)  # measured: 15 s a verdict batched, 0.3 s alone
@@ -231,7 +232,7 @@ def test_a_splice_that_removes_a_named_type_is_checked_alone():
     removes = job_of(Splice("c", "src/a.rs", 0, 40, "fn deserialize() {}"), "deserialize", body, "missing_trait_method")
     keeps = job_of(Splice("c", "src/b.rs", 0, 40, body.replace("struct", "pub struct")), "deserialize", body, "x")
     assert removes.alone and not keeps.alone
-    from oracles.crate_jobs import batch_groups
+    from oracles.cargo.jobs import batch_groups
     assert batch_groups([(0, removes), (1, keeps)], 8) == [[0], [1]]
     # So is a changed impl header: `impl<W: Write> Ext for W` without its bound covers every type.
     blanket = "impl<W: io::Write + ?Sized> WriteBytesExt for W {}"
@@ -277,7 +278,7 @@ def test_an_error_that_reads_as_none_of_its_lines_is_not_lost_in_a_batch():
                      and m.operator == "immutable_binding"]
     neighbours = [m for m in mutants if m.decl.crate_path == "src/bytes.rs" and m.operator == "unresolved_name"][:3]
     assert len(macro_written) == 1 and neighbours
-    oracle = CrateBatchOracle(cache=None)
+    oracle = CargoCrateOracle(cache=None)
     try:
         jobs = crate_jobs(macro_written + neighbours, oracle, {})
         batched = oracle.check(jobs)
@@ -296,9 +297,9 @@ def test_a_mutant_rejected_without_a_diagnostic_makes_no_row():
     answer "cargo exited 101"; it is dropped and counted instead."""
     decls = [d for d in extract_paths([str(BYTES)], ExtractOptions()).declarations
              if d.crate_path == "src/buf/buf_impl.rs" and d.name == "get_u128"]
-    oracle = CrateBatchOracle(cache=None)
+    oracle = CargoCrateOracle(cache=None)
     try:
-        result = repair_rows(decls, RustOracle(RustConfig(jobs=2)), RepairConfig(seed=0, in_crate="always"),
+        result = repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairConfig(seed=0, in_crate="always"),
                              crate_oracle=oracle)
     finally:
         oracle.close()
@@ -323,7 +324,7 @@ def test_a_declaration_whose_context_was_cut_is_verified_in_its_crate_without_a_
     decls = [d for d in extract_paths([crate], ExtractOptions(max_context_bytes=600, jobs=1)).declarations
              if d.name == "depth"]
     assert len(decls) == 1 and decls[0].context_truncated
-    standalone, oracle = RustOracle(RustConfig(jobs=2)), CrateBatchOracle(cache=None)
+    standalone, oracle = RustOracle(OracleSettings(jobs=2)), CargoCrateOracle(cache=None)
     try:
         result = repair_rows(decls, standalone, RepairConfig(seed=0, in_crate="fallback"), crate_oracle=oracle)
     finally:

@@ -9,7 +9,8 @@ import pytest
 from conftest import EXAMPLE_CRATE, ROOT
 
 from benchmarks.fixtures.rust_corpus import write_corpus
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from oracles.verdict import Candidate
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
@@ -30,7 +31,7 @@ def corpus_decls(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def repair(corpus_decls):
-    return repair_rows(corpus_decls, RustOracle(RustConfig(jobs=2)), RepairConfig(seed=0))
+    return repair_rows(corpus_decls, RustOracle(OracleSettings(jobs=2)), RepairConfig(seed=0))
 
 
 def test_operators_are_distinct_and_many():
@@ -54,7 +55,7 @@ def test_kept_rows_cover_many_codes_and_no_operator_dominates(repair):
 def test_every_row_rechecks_independently(repair):
     """context + broken must fail and context + fixed must pass, checked again from the row alone."""
     rows = repair.rows
-    fresh = RustOracle(RustConfig(jobs=2))  # no cache, nothing shared with the stage
+    fresh = RustOracle(OracleSettings(jobs=2))  # no cache, nothing shared with the stage
     broken = fresh.check([Candidate.of(r.checked_broken_source) for r in rows])
     fixed = fresh.check([Candidate.of(r.checked_source) for r in rows])
     disagreements = [r.id for r, b, f in zip(rows, broken, fixed) if b.passed or not f.passed]
@@ -81,7 +82,7 @@ def test_prompt_carries_the_real_diagnostic(repair):
 
 
 def test_diff_mode_applies_with_patch(corpus_decls, tmp_path):
-    result = repair_rows(corpus_decls[:30], RustOracle(RustConfig(jobs=2)), RepairConfig(seed=0, diff=True))
+    result = repair_rows(corpus_decls[:30], RustOracle(OracleSettings(jobs=2)), RepairConfig(seed=0, diff=True))
     assert result.rows
     for i, row in enumerate(result.rows):
         broken = tmp_path / f"broken_{i}.rs"
@@ -130,7 +131,7 @@ def test_every_operator_edit_keeps_the_code_parseable():
 
 from conftest import STUB_VOX  # noqa: E402
 
-from oracles.vox import VoxConfig, VoxOracle  # noqa: E402
+from oracles.vox.oracle import VoxOracle  # noqa: E402
 from synth.mutate.vox_ops import VOX_OPERATORS, vox_apply, vox_sites  # noqa: E402
 
 VOX_EXPECTED = {"undefined_name": "vox/names/undefined", "wrong_arity": "vox/types/arity",
@@ -140,7 +141,7 @@ VOX_EXPECTED = {"undefined_name": "vox/names/undefined", "wrong_arity": "vox/typ
 
 @pytest.fixture(scope="module")
 def vox_oracle():
-    return VoxOracle(VoxConfig(binary=str(STUB_VOX), jobs=2))
+    return VoxOracle(OracleSettings(vox=str(STUB_VOX), jobs=2))
 
 
 def test_each_vox_operator_provokes_its_error(vox_oracle):

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE_CRATE
 
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from synth.assemble.mix import Mix, Source
 from synth.assemble.snapshot import assemble
 from synth.extract import extract_paths
@@ -58,7 +59,7 @@ def test_a_licence_expression_is_permitted_by_one_alternative_whole(expression, 
 def test_repair_rows_carry_their_crate_and_assembly_keeps_only_accepted_licences(tmp_path):
     decls = extract_paths([MEMCHR / "src" / "memchr" / "naive.rs", EXAMPLE_CRATE],
                           ExtractOptions(jobs=1)).declarations
-    result = repair_rows(decls, RustOracle(RustConfig(jobs=2)), RepairConfig(seed=0))
+    result = repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairConfig(seed=0))
     rows = result.rows
     sources = Counter((r.provenance.source_name, r.provenance.source_version, r.provenance.license) for r in rows)
     assert set(sources) == {("memchr", "2.5.0", "Unlicense OR MIT"), ("synth_examples", "0.1.0", UNKNOWN)}, sources

@@ -107,13 +107,14 @@ def test_tasks_from_real_repair_rows_pass_on_their_reference_and_fail_unchanged(
 
 
 def test_rows_over_the_token_limits_are_rejected_before_any_compile(tmp_path):
-    from oracles.rust import RustConfig, RustOracle
+    from oracles.rustc.oracle import RustOracle
+    from oracles.settings import OracleSettings
     from synth.fit import Fit, TokenLimits
 
     (tmp_path / "lib.rs").write_text(CONTEXT + ORIGINAL + "\n\npub fn one() -> u32 {\n    let n = 1;\n    n\n}\n")
     decls = extract_paths([str(tmp_path)], ExtractOptions(jobs=1)).declarations
     config = RepairConfig(max_share=1.0, in_crate="never")
-    unlimited, limited = RustOracle(RustConfig()), RustOracle(RustConfig())
+    unlimited, limited = RustOracle(OracleSettings()), RustOracle(OracleSettings())
     everything = repair_rows(decls, unlimited, config)
     fitting = repair_rows(decls, limited, config, fit=Fit(TokenLimits(max_answer=20)))
     assert {r.response.split("(")[0] for r in everything.rows} == {"pub fn total", "pub fn one"}

@@ -5,7 +5,8 @@ new component was weighted `.get(name, 0.0)`: silently 0.)"""
 import pytest
 
 from benchmarks.fixtures.tiny_model import build_tiny_model
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from training.grpo import grpo_trainer
 from training.profile import parse_profile
 from synth.task import Task
@@ -49,7 +50,7 @@ def test_a_registered_component_reaches_trls_reward_functions_with_its_weight(to
                              "grpo": {"batch_size": 2, "grad_accum": 1, "num_generations": 2, "max_steps": 1,
                                       "max_completion_length": 8, "reward_weights": {"format": 0.5}}})
     task = Task(id="gcd", lang="rust", prompt="Write `gcd`.", must_define=["fn gcd"])
-    rewards = CompilerRewards(Judge({"rust": RustOracle(RustConfig())}), {"gcd": task})
+    rewards = CompilerRewards(Judge({"rust": RustOracle(OracleSettings())}), {"gcd": task})
     trainer, _, _ = grpo_trainer(profile, profile.output_dir, rewards, [task])
     assert trainer.reward_func_names == ["compile", "tests", "format", "brevity"]
     assert trainer.reward_weights.tolist() == pytest.approx([1.0, 1.0, 0.5, 0.3])

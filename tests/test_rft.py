@@ -7,7 +7,8 @@ import pytest
 from conftest import EXAMPLE_CRATE
 from benchmarks.fixtures.llm_server import FakeLLMServer
 
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from oracles.verdict import Candidate
 from synth.assemble.tasks import task_of
 from synth.completion import answer_code
@@ -32,13 +33,13 @@ def decls():
 
 @pytest.fixture(scope="module")
 def tasks(decls):
-    rows, _ = doc_lane([decls[name] for name in NAMES], RustOracle(RustConfig(jobs=2)))
+    rows, _ = doc_lane([decls[name] for name in NAMES], RustOracle(OracleSettings(jobs=2)))
     by_name = {row.must_define[0]: task_of(row.model_dump(mode="json")) for row in rows}
     return [by_name[name] for name in NAMES]
 
 
 def judge():
-    return Judge({"rust": RustOracle(RustConfig(jobs=2))})
+    return Judge({"rust": RustOracle(OracleSettings(jobs=2))})
 
 
 def name_of(prompt: str) -> str:
@@ -69,7 +70,7 @@ def test_rft_keeps_passing_samples_and_pairs_them(tasks, tmp_path, monkeypatch):
     made = [p for s in result.sampled for p in pairs(s)]
     assert len(made) == 1 and made[0]["chosen"] != made[0]["rejected"]  # lcm only
     assert made[0]["rejected_verdict"]["compiled"] is False and made[0]["rejected_verdict"]["first_error"]
-    fresh = RustOracle(RustConfig(jobs=1))
+    fresh = RustOracle(OracleSettings(jobs=1))
     kept = [(s.task, s.completions[i]) for s in result.sampled for i in s.kept]
     assert kept and all(fresh.check_solo(Candidate.of(t.source(answer_code(c)))).passed for t, c in kept)
 
@@ -105,7 +106,7 @@ def test_rft_from_a_local_policy_keeps_nothing_and_says_so(tasks, tmp_path):
 
 def test_rft_runs_the_crate_tests_on_passing_samples(tasks, decls, tmp_path, monkeypatch):
     """A sample that compiles but is wrong (gcd returning a + b) fails the crate's tests: not kept."""
-    from oracles.crate import CrateOracle
+    from oracles.cargo.oracle import CargoOracle
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
     gcd, decl = tasks[0], decls["gcd"]
@@ -116,7 +117,7 @@ def test_rft_runs_the_crate_tests_on_passing_samples(tasks, decls, tmp_path, mon
         sampler = ApiSampler(client, ModelSettings(provider="openai", model="gpt-4o-mini",
                                                    base_url=server.base_url + "/v1"))
         compiled_only = run_rft([gcd], sampler, judge(), RftConfig(k=2))
-        tested = run_rft([gcd], sampler, judge(), RftConfig(k=2, tests=CrateOracle()), spots={gcd.id: spot})
+        tested = run_rft([gcd], sampler, judge(), RftConfig(k=2, tests=CargoOracle()), spots={gcd.id: spot})
     assert compiled_only.sampled[0].kept  # it compiles...
     assert not tested.sampled[0].kept and tested.stats["tested"] == 2  # ...but the crate's tests reject it
 

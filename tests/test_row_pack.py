@@ -6,7 +6,8 @@ import json
 import pytest
 
 from conftest import EXAMPLE_CRATE
-from oracles.rust import RustConfig, RustOracle
+from oracles.rustc.oracle import RustOracle
+from oracles.settings import OracleSettings
 from synth.assemble.snapshot import Snapshot, write_snapshot
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
@@ -20,7 +21,7 @@ from synth.rows import Row
 def rows() -> list[Row]:
     decls = extract_paths([EXAMPLE_CRATE], ExtractOptions(jobs=1)).declarations
     decls = [d for d in decls if d.path.endswith(("stats.rs", "geometry.rs"))]
-    made = repair_rows(decls, RustOracle(RustConfig()), RepairConfig(seed=0)).rows
+    made = repair_rows(decls, RustOracle(OracleSettings()), RepairConfig(seed=0)).rows
     assert len(made) >= 10 and len({r.context for r in made}) < len(made)  # rows share contexts
     return made
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from conftest import EXAMPLE_CRATE, ROOT
 
-from oracles import run_folders
+from oracles.isolation import run_folders
 
 
 def _mine(tmp, pid: int) -> list[str]:
@@ -101,8 +101,8 @@ def test_a_worker_closes_the_oracles_it_built_when_it_exits(monkeypatch):
     exits = []
     monkeypatch.setattr(atexit, "register", exits.append)
     monkeypatch.setattr(farm, "_WORKER_ORACLES", {})
-    farm.check_on_worker(_Holding, "crate_batch", OracleSettings(), [1, 2], {})
-    farm.check_on_worker(_Holding, "crate_batch", OracleSettings(), [3], {})  # the same oracle, reused
+    farm.check_on_worker(_Holding, "cargo-crate", OracleSettings(), [1, 2], {})
+    farm.check_on_worker(_Holding, "cargo-crate", OracleSettings(), [3], {})  # the same oracle, reused
     (held,) = farm._WORKER_ORACLES.values()
     assert held.folder.is_dir() and exits == [farm.close_worker_oracles]
     exits[0]()

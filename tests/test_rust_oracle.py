@@ -4,11 +4,12 @@ from pathlib import Path
 
 from benchmarks.fixtures.pipeline_candidates import pipeline_candidates
 from synth.oracle_samples import covering_candidates, rust_candidates
-from oracles import rust as rust_module
-from oracles import rust_batch
-from oracles.rust import RustConfig, RustOracle
-from oracles.rustc_diagnostics import Located
-from oracles.sandbox import bwrap_available, namespaces_available
+from oracles.rustc import oracle as rust_module
+from oracles.rustc import batch as rust_batch
+from oracles.rustc.oracle import RustOracle, RustcTuning
+from oracles.settings import OracleSettings
+from oracles.rustc.diagnostics import Located
+from oracles.isolation.sandbox import bwrap_available, namespaces_available
 from oracles.verdict import Candidate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_differential_batched_equals_solo(rust_oracle):
     pairs = covering_candidates() + rust_candidates(200, seed=7)
     candidates = [Candidate.of(text) for _, text in pairs]
-    oracle = RustOracle(RustConfig(jobs=2))
+    oracle = RustOracle(OracleSettings(jobs=2))
     batched = oracle.check(candidates)
     solo = [oracle.check_solo(c) for c in candidates]
 
@@ -69,7 +70,7 @@ def test_diagnostics_are_relative_to_the_candidate(rust_oracle):
 
 def test_clean_candidates_are_rechecked_without_errors_around(rust_oracle):
     """rustc skips late lints (dead_code) once any error exists: a clean neighbour must not lose them."""
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     dead = Candidate.of("fn never_called() {}\n")
     broken = Candidate.of("pub fn broken() -> i32 { \"x\" }\n")
     dead_verdict, _ = oracle.check([dead, broken])
@@ -80,7 +81,7 @@ def test_clean_candidates_are_rechecked_without_errors_around(rust_oracle):
 def test_contaminated_diagnostic_is_rechecked_alone(monkeypatch):
     """With name-aware grouping off, rustc offers one candidate's item to another; that must be caught."""
     monkeypatch.setattr(rust_module, "conflict_free_groups", lambda idx, screens, size: [list(idx)])
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     user = Candidate.of("pub fn user() -> i32 {\n    helper_value()\n}\n")
     definer = Candidate.of("pub fn helper_value() -> i32 {\n    3\n}\n")
     verdicts = oracle.check([user, definer])
@@ -90,7 +91,7 @@ def test_contaminated_diagnostic_is_rechecked_alone(monkeypatch):
 
 
 def test_name_aware_grouping_keeps_definers_apart():
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     user = Candidate.of("pub fn user() -> i32 {\n    helper_value()\n}\n")
     definer = Candidate.of("pub fn helper_value() -> i32 {\n    3\n}\n")
     oracle.check([user, definer])
@@ -98,7 +99,7 @@ def test_name_aware_grouping_keeps_definers_apart():
 
 
 def test_batch_timeout_is_bisected_to_the_slow_candidate():
-    oracle = RustOracle(RustConfig(jobs=1, timeout_s=1.0, batch_timeout_per_candidate_s=0.0))
+    oracle = RustOracle(OracleSettings(jobs=1), tuning=RustcTuning(timeout_s=1.0, batch_timeout_per_candidate_s=0.0))
     slow = Candidate.of("pub const X: u64 = { let mut i = 0u64; while i < 100_000_000_000 { i += 1; } i };\n")
     good = Candidate.of("pub fn fine() -> u8 { 1 }\n")
     bad = Candidate.of("pub fn wrong() -> u8 { \"s\" }\n")
@@ -112,7 +113,7 @@ def test_batch_timeout_is_bisected_to_the_slow_candidate():
 def test_expect_pass_hint_changes_cost_not_verdicts():
     pairs = rust_candidates(60, seed=3, special_share=0.0, typed_only=True)
     candidates = [Candidate.of(t) for _, t in pairs]
-    hinted, plain = RustOracle(RustConfig(jobs=1)), RustOracle(RustConfig(jobs=1))
+    hinted, plain = RustOracle(OracleSettings(jobs=1)), RustOracle(OracleSettings(jobs=1))
     a = hinted.check(candidates, expect_pass=[e is None for e, _ in pairs])
     b = plain.check(candidates)
     assert all(x.same_result(y) for x, y in zip(a, b))
@@ -139,7 +140,7 @@ def test_sentinel_catches_an_early_abort():
     rustc reports later vanish. Without the sentinel the first candidate would lose its E0308."""
     lexer_and_type = Candidate.of('pub fn f() -> i32 {\n    let _ = b"é";\n    "x"\n}\n')
     aborts = Candidate.of('pub mod reads {\n    include!("no_such_file.rs");\n}\n')
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     verdict, _ = oracle.check([lexer_and_type, aborts])
     assert [d.code for d in verdict.errors] == [None, "E0308"]
     assert verdict.same_result(oracle.check_solo(lexer_and_type))
@@ -150,7 +151,7 @@ def test_syntax_screen_keeps_unparseable_candidates_out_of_batches():
     """One unclosed delimiter would make rustc give up on the whole batch (then bisection pays)."""
     good = [Candidate.of(f"pub fn fine_{i}() -> u8 {{ {i} }}\n") for i in range(20)]
     unclosed = Candidate.of("pub fn open() -> u8 {\n    if true {\n        1\n}\n")
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     verdicts = oracle.check(good[:10] + [unclosed] + good[10:])
     assert oracle.stats.bisections == 0 and oracle.stats.solo_reasons == {"syntax error (tree-sitter)": 1}
     assert not verdicts[10].passed and "unclosed delimiter" in verdicts[10].errors[0].message
@@ -167,7 +168,7 @@ def test_type_names_read_the_same_deep_in_a_batch():
                "        self.items.values().map(|&n| n as u64).total()\n    }\n}\n")
     padding = [Candidate.of(f"pub fn pad_{i}() -> u32 {{\n    let x = {i};\n    let y = x + 1;\n    y\n}}\n")
                for i in range(500)]
-    oracle = RustOracle(RustConfig())
+    oracle = RustOracle(OracleSettings())
     deep = oracle.check(padding + [Candidate.of(closure)], expect_pass=[False] * 501)[-1]  # ~line 3500
     alone = oracle.check_solo(Candidate.of(closure))
     assert deep.mode == "batched" and deep.same_result(alone), (deep.diagnostics, alone.diagnostics)
@@ -182,7 +183,7 @@ def test_labels_read_the_same_when_a_type_name_repeats_across_the_batch():
     Found by the differential check over the repair stage's real stream."""
     definer = Candidate.of("pub struct Token;\n\npub fn make() -> Token {\n    Token\n}\n")
     user = Candidate.of("pub struct Token;\n\npub fn count(v: Vec<Token>) -> usize {\n    v.total()\n}\n")
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     batched = oracle.check([definer, user])[1]
     alone = oracle.check_solo(user)
     assert batched.mode == "batched" and batched.same_result(alone), (batched.diagnostics, alone.diagnostics)
@@ -203,7 +204,7 @@ def test_a_diagnostic_still_naming_a_batch_module_is_checked_alone(monkeypatch):
         return located
 
     monkeypatch.setattr(rust_module, "locate", leaky_locate)
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     fine = Candidate.of("pub fn fine() -> u8 {\n    1\n}\n")
     user = Candidate.of("pub struct Token;\n\npub fn count(t: Token) -> usize {\n    t.total()\n}\n")
     verdict = oracle.check([fine, user])[1]
@@ -240,7 +241,7 @@ def test_members_of_a_repeated_type_stay_batched_but_nested_types_are_checked_al
         "deep": "pub mod nest {{\n    pub struct Deep;\n}}\n\npub fn deep_call_{k}() {{\n    nest::Deep::nope();\n}}\n",
     }
     candidates = [Candidate.of(texts[name].format(k=k)) for k in range(3) for name, _, _ in templates]
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     verdicts = oracle.check(candidates)
     for cand, verdict, (name, code, message) in zip(candidates, verdicts, templates * 3):
         assert verdict.same_result(oracle.check_solo(cand)), (name, verdict.diagnostics)
@@ -269,7 +270,7 @@ def test_a_name_configured_out_reads_the_same_in_a_batch():
     text = ("pub trait Strategy {\n    fn should_run() -> bool;\n}\n\n#[cfg(feature = \"use_std\")]\n"
             "pub enum OnUnwind {}\n\nimpl Strategy for OnUnwind {\n    fn should_run() -> bool { true }\n}\n")
     fine = Candidate.of("pub fn fine() -> u8 {\n    1\n}\n")
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     verdict = oracle.check([fine, Candidate.of(text)])[1]
     alone = oracle.check_solo(Candidate.of(text))
     assert verdict.same_result(alone), (verdict.diagnostics, alone.diagnostics)
@@ -286,7 +287,7 @@ def test_a_candidate_that_stops_rustc_early_is_checked_alone_without_bisecting()
              for i in range(30)]
     stoppers = [Candidate.of(f"pub struct Thing{i};\n\nimpl Missing{i} for Thing{i} {{}}\n") for i in range(2)]
     candidates = clean[:10] + stoppers[:1] + clean[10:20] + stoppers[1:] + clean[20:]
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     verdicts = oracle.check(candidates)
     assert all(v.same_result(oracle.check_solo(c)) for c, v in zip(candidates, verdicts))
     assert [v.errors[0].code for v in verdicts if not v.passed] == ["E0405", "E0405"]
@@ -300,7 +301,7 @@ def test_a_verdict_lists_diagnostics_in_file_order_batched_and_alone():
     diagnostics by position, whichever way it was checked."""
     text = ("use std::io;\n\nuse walkdir::WalkDir;\n\n#[rustversion::not(beta)]\nfn rename() -> io::Result<()> {\n"
             "    todo!()\n}\n\n#[rustversion::beta]\nfn rename() -> io::Result<()> {\n    Ok(())\n}\n")
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     batched = oracle.check([Candidate.of("pub fn fine() -> u8 {\n    1\n}\n"), Candidate.of(text)])[1]
     alone = oracle.check_solo(Candidate.of(text))
     for verdict in (batched, alone):
@@ -314,7 +315,7 @@ def test_a_neighbour_defining_a_std_name_does_not_change_how_a_type_reads():
     candidate alone reads `Option<{integer}>` (found on a Debian crate): checked alone."""
     neighbour = Candidate.of("pub enum Option {\n    Nothing,\n}\n\npub fn nothing() -> Option {\n    Option::Nothing\n}\n")
     user = Candidate.of("pub fn flag() -> bool {\n    Some(1)\n}\n")
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     verdict = oracle.check([neighbour, user])[1]
     alone = oracle.check_solo(user)
     assert verdict.same_result(alone), (verdict.diagnostics, alone.diagnostics)
@@ -331,7 +332,7 @@ def test_a_neighbours_errors_that_untrim_a_prelude_type_send_the_candidate_alone
                              "fn cargo(b: &mut Bencher) {\n    bs.iter(|| {\n        for c in string.chars() {\n"
                              "        }\n    });\n}\n")
     user = Candidate.of("pub fn flag() -> bool {\n    Some(1)\n}\n")
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     verdict = oracle.check([neighbour, user], expect_pass=[False, False])[1]
     alone = oracle.check_solo(user)
     assert verdict.same_result(alone), (verdict.diagnostics, alone.diagnostics)
@@ -343,7 +344,7 @@ def test_a_short_closure_place_in_a_batch_is_checked_alone():
     print `{closure@...}` instead, by the raw text's length, which differs between a batch and the
     candidate's own file (seen on a Debian crate): such a candidate is checked alone."""
     text = "pub fn words(s: &str) -> bool {\n    let mut it = s.split(' ');\n    Box::new(std::iter::from_fn(move || it.next()))\n}\n"
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     verdict = oracle.check([Candidate.of("pub fn fine() -> u8 {\n    1\n}\n"), Candidate.of(text)])[1]
     assert verdict.mode == "solo" and verdict.same_result(oracle.check_solo(Candidate.of(text)))
     assert "{closure@3:33}" in verdict.errors[0].label

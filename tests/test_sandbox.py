@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from conftest import processes_matching
 
-from oracles.crate import CrateOracle, Splice
-from oracles.rust import RustConfig, RustOracle
-from oracles.environ import safe_environ
-from oracles.sandbox import Limits, Sandbox, bwrap_available, namespaces_available
+from oracles.cargo.oracle import CargoOracle, Splice
+from oracles.settings import OracleSettings
+from oracles.rustc.oracle import RustOracle, RustcTuning
+from oracles.isolation.environ import safe_environ
+from oracles.isolation.sandbox import Limits, Sandbox, bwrap_available, namespaces_available
 from oracles.verdict import Candidate, Verdict
 
 
@@ -32,7 +33,7 @@ def test_candidate_printing_environment_sees_no_secret(monkeypatch):
                "SYNTH_UNLISTED_SETTING": "not-allowlisted-5"}  # not secret-looking: the allowlist drops it
     for k, v in secrets.items():
         monkeypatch.setenv(k, v)
-    oracle = RustOracle(RustConfig(jobs=1))
+    oracle = RustOracle(OracleSettings(jobs=1))
     body = '        for (k, v) in std::env::vars() { println!("ENV {k}={v}"); }\n        panic!("show output");'
     (verdict,) = oracle.test([_test_candidate(body)])
     out = verdict.tests.output
@@ -42,7 +43,7 @@ def test_candidate_printing_environment_sees_no_secret(monkeypatch):
 
 
 def test_infinite_loop_times_out_and_leaves_nothing():
-    oracle = RustOracle(RustConfig(jobs=1, test_timeout_s=2.0))
+    oracle = RustOracle(OracleSettings(jobs=1), tuning=RustcTuning(test_timeout_s=2.0))
     start = time.monotonic()
     (verdict,) = oracle.test([_test_candidate("        let mut x = 0u64; loop { x = x.wrapping_add(1); std::hint::black_box(x); }", "spin_forever")])
     assert verdict.timed_out and not verdict.passed
@@ -55,7 +56,7 @@ def test_fork_bomb_is_contained():
         '        let me = std::env::current_exe().unwrap();\n'
         '        loop { let _ = std::process::Command::new(&me).args(["fork_bomb_marker", "--exact", "--nocapture"]).spawn(); }'
     )
-    oracle = RustOracle(RustConfig(jobs=1, test_timeout_s=3.0))
+    oracle = RustOracle(OracleSettings(jobs=1), tuning=RustcTuning(test_timeout_s=3.0))
     start = time.monotonic()
     (verdict,) = oracle.test([_test_candidate(body, "fork_bomb_marker")])
     assert not verdict.passed and verdict.timed_out
@@ -78,14 +79,14 @@ def test_candidate_tests_run_unprivileged_with_a_process_cap():
         '        assert!(spawned < 2000, "no process cap");\n'
         '        assert!(!uid.contains("\\t0\\t"), "ran as root");'
     )
-    (verdict,) = RustOracle(RustConfig(jobs=1, test_timeout_s=20.0)).test([_test_candidate(body)])
+    (verdict,) = RustOracle(OracleSettings(jobs=1), tuning=RustcTuning(test_timeout_s=20.0)).test([_test_candidate(body)])
     if namespaces_available():
         assert verdict.sandbox["unprivileged_user"] is True
         assert verdict.passed, verdict.tests.output
 
 
 def test_huge_allocation_fails_fast():
-    oracle = RustOracle(RustConfig(jobs=1, test_timeout_s=20.0))
+    oracle = RustOracle(OracleSettings(jobs=1), tuning=RustcTuning(test_timeout_s=20.0))
     start = time.monotonic()
     body = "        let v = vec![7u8; 4usize << 30];\n        assert_eq!(v[v.len() - 1], 7);"
     (verdict,) = oracle.test([_test_candidate(body)])
@@ -102,7 +103,7 @@ def test_no_network_for_candidates():
     port = server.getsockname()[1]
     try:
         body = f'        assert!(std::net::TcpStream::connect("127.0.0.1:{port}").is_err(), "network reachable");'
-        (verdict,) = RustOracle(RustConfig(jobs=1)).test([_test_candidate(body)])
+        (verdict,) = RustOracle(OracleSettings(jobs=1)).test([_test_candidate(body)])
         assert verdict.sandbox["network_isolated"] is (verdict.sandbox["isolation"] != "none")
         if namespaces_available():
             assert verdict.passed, verdict.tests.output
@@ -137,7 +138,7 @@ def _probe_check(tmp_path, monkeypatch, isolation: str) -> tuple[Verdict, float,
         f"write={outside[0]}\nwrite_root={outside[1]}\nread_home={dot_file}\nsecret=SYNTH_PROBE_API_KEY\nport={listener.getsockname()[1]}\n"
         f"linger={LINGER_MARKER}\nprocs={Limits().max_processes + 4}\nmemory_gib={2 * Limits().memory_bytes >> 30}\n")
     try:
-        oracle = CrateOracle(sandbox=Sandbox(isolation=isolation))
+        oracle = CargoOracle(sandbox=Sandbox(isolation=isolation))
         start = time.monotonic()
         (verdict,) = oracle.check([Splice(str(crate), "src/lib.rs", 0, 0, "")])
         elapsed = time.monotonic() - start

@@ -112,13 +112,14 @@ def test_grpo_rewards_judge_vox_completions_through_the_vox_oracle():
     `vox` for real), retired syntax scores 0, and a completion that defines the wrong name too."""
     from conftest import STUB_VOX
 
-    from oracles.vox import VoxConfig, VoxOracle
+    from oracles.vox.oracle import VoxOracle
+    from oracles.settings import OracleSettings
     from synth.task import Task
     from synth.judge import Judge
     from training.rewards import CompilerRewards
 
     task = Task(id="v", lang="vox", prompt="Write `double`.", must_define=["double"])
-    judge = Judge({"vox": VoxOracle(VoxConfig(binary=str(STUB_VOX)))})
+    judge = Judge({"vox": VoxOracle(OracleSettings(vox=str(STUB_VOX)))})
     rewards = {f.__name__: f for f in CompilerRewards(judge, {"v": task}).functions()}
     completions = ["```vox\nfn double(x: int) to int {\n    return x * 2\n}\n```",
                    "```vox\nfn double(x: int) -> int {\n    return x * 2\n}\n```",  # retired `->`

@@ -8,12 +8,13 @@ from conftest import ROOT, STUB_VOX
 
 from oracles.errors import ToolchainMissing
 from oracles.verdict import Candidate
-from oracles.vox import VoxConfig, VoxOracle, parse_vox_diagnostics
+from oracles.vox.oracle import VoxOracle, parse_vox_diagnostics
+from oracles.settings import OracleSettings
 
 
 @pytest.fixture()
 def vox():
-    return VoxOracle(VoxConfig(binary=str(STUB_VOX)))
+    return VoxOracle(OracleSettings(vox=str(STUB_VOX)))
 
 
 def test_examples_pass_and_broken_code_fails_with_positions(vox):
@@ -33,18 +34,18 @@ def test_warnings_do_not_fail(vox):
 
 
 def test_missing_binary_is_a_clear_error_never_a_pass(tmp_path):
-    with pytest.raises(ToolchainMissing, match=r"\[oracles.vox\] binary"):
-        VoxOracle(VoxConfig(binary=str(tmp_path / "no-vox-here")))
+    with pytest.raises(ToolchainMissing, match=r"\[oracles\] vox"):
+        VoxOracle(OracleSettings(vox=str(tmp_path / "no-vox-here")))
     cli = subprocess.run([sys.executable, "-m", "synth.cli", "check", "--vox", str(tmp_path / "nope"),
                           str(ROOT / "examples/vox/numbers.vox")], capture_output=True, text=True, cwd=ROOT)
-    assert cli.returncode == 2 and "oracles.vox" in cli.stderr
+    assert cli.returncode == 2 and "[oracles] vox" in cli.stderr
 
 
 def test_unparseable_output_is_a_failure(tmp_path):
     fake = tmp_path / "vox"
     fake.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'vox 9'; exit 0; fi\necho 'all good!'\nexit 0\n")
     fake.chmod(0o755)
-    (verdict,) = VoxOracle(VoxConfig(binary=str(fake))).check([Candidate.of("fn f() to Unit {}\n")])
+    (verdict,) = VoxOracle(OracleSettings(vox=str(fake))).check([Candidate.of("fn f() to Unit {}\n")])
     assert not verdict.passed and verdict.diagnostics[0].code == "vox-output"
 
 
@@ -78,9 +79,9 @@ def test_fixture_run_guards(vox):
 
 
 def test_fixture_run_refuses_a_runner_that_cannot_fail(tmp_path):
-    from oracles.vox import VoxOutputError
+    from oracles.vox.oracle import VoxOutputError
     lenient = tmp_path / "vox"
     lenient.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'vox 9'; fi\nexit 0\n")
     lenient.chmod(0o755)
     with pytest.raises(VoxOutputError, match="canary"):
-        VoxOracle(VoxConfig(binary=str(lenient))).run_with_fixture(Candidate.of("fn f() to int {\n    return 1\n}\n"), "")
+        VoxOracle(OracleSettings(vox=str(lenient))).run_with_fixture(Candidate.of("fn f() to int {\n    return 1\n}\n"), "")

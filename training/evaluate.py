@@ -161,7 +161,7 @@ def run_eval(settings: Eval, model_dir: str | None, adapter: str | None, oracle_
     tasks_path = tasks_path or settings.tasks
     tasks = [t for t in load_tasks(tasks_path) if family is None or t.family == family]
     oracles = build_oracles({t.lang for t in tasks}, oracle_settings)
-    crate = build_oracle("crate_batch", oracle_settings) if any(t.in_crate for t in tasks) else None
+    crate = build_oracle("cargo-crate", oracle_settings) if any(t.in_crate for t in tasks) else None
     judge = Judge(oracles, crate)
     try:
         if answers:

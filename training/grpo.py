@@ -73,7 +73,7 @@ def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None
     checkpoint = str(check_resume(run.out, data_fingerprint)) if resume else None
     own_crate_oracle = crate_oracle is None and any(t.in_crate for t in tasks)
     if own_crate_oracle:
-        crate_oracle = build_oracle("crate_batch", profile.oracle)
+        crate_oracle = build_oracle("cargo-crate", profile.oracle)
     try:
         judge = Judge(oracles if oracles is not None else build_oracles({t.lang for t in tasks}, profile.oracle),
                       crate_oracle)

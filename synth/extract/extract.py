@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oracles import run_folders
+from oracles.isolation import run_folders
 from synth.jsonl import _atomic_write
 
 from .corpus import Skip

@@ -2,7 +2,7 @@
 model, in-process, batched across prompts) or from a model behind an API; each judged exactly as
 `synth eval` judges an answer (synth/judge.py: it compiles where the task places it, defines what
 was asked, keeps a repair's signature, is not hollow, passes the task's tests), and, given a
-CrateOracle, the crate's own tests. Passing samples are kept (distinct after normalizing, capped
+CargoOracle, the crate's own tests. Passing samples are kept (distinct after normalizing, capped
 per task); failing ones are paired with them for preference training, with their verdicts. The
 graph is sample -> verify -> select; the logic is in the plain functions."""
 from __future__ import annotations
@@ -64,7 +64,7 @@ class PolicySampler:
 class RftConfig:
     k: int = 4
     cap_per_task: int = 2
-    tests: object = None  # a CrateOracle: samples that count must also pass their crate's tests
+    tests: object = None  # a CargoOracle: samples that count must also pass their crate's tests
 
 
 @dataclass

@@ -1,10 +1,10 @@
 """Repair rows verified in the declaration's real crate, where its standalone file cannot be.
 
 The original is verified once per crate: the crate copy compiles as a whole, so every declaration
-the compiler sees in it compiles in context; a probe check (oracles/crate_probe.py) tells which it
+the compiler sees in it compiles in context; a probe check (oracles/cargo/probe.py) tells which it
 sees under the default features, else under features off by default (those left are configured
 out: `#[cfg(test)]`, another target, a feature whose dependencies are not at hand). Mutants are
-spliced over the declaration's byte span and checked in batches (oracles/crate_batch.py). A row records how to check it again: the crate's name, version
+spliced over the declaration's byte span and checked in batches (oracles/cargo/crate.py). A row records how to check it again: the crate's name, version
 and edition, the features it was verified with, and the replaced file and byte span.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oracles.crate_manifest import ManifestError, offline_features
-from oracles.crate_probe import body_start
+from oracles.cargo.manifest import ManifestError, offline_features
+from oracles.cargo.probe import body_start
 from oracles.verdict import Splice, Verdict
 from synth.extract.model import Declaration, folder_name
 
@@ -94,7 +94,7 @@ def crate_name_of(root: str | None) -> str:
 
 
 def crate_jobs(mutants, oracle, features: dict[str, tuple[str, ...]]) -> list:
-    """What the crate oracle (oracles/crate_batch.py) checks for each mutant (`.decl`, `.broken`,
+    """What the crate oracle (oracles/cargo/crate.py) checks for each mutant (`.decl`, `.broken`,
     `.operator`), in the copy with the features its declaration was verified under."""
     return [oracle.job(Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken,
                               features.get(m.decl.id, ())),

@@ -212,7 +212,7 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
                 lang: str = "rust", operators: list[Operator] | None = None, crate_oracle=None,
                 fit: Fit | None = None) -> RepairResult:
     """Repair rows for the `lang` declarations (with their context), gated by `oracle`
-    (RustOracle for Rust, VoxOracle for Vox); `crate_oracle` (CrateBatchOracle) checks Rust
+    (RustOracle for Rust, VoxOracle for Vox); `crate_oracle` (CargoCrateOracle) checks Rust
     declarations in their crate where `config.in_crate` says so. With `fit` ([tokens]), a
     declaration whose rows cannot fit (its answer, or its prompt without the broken code and the
     errors) is left out before any compile, and a row whose prompt does not fit is rejected."""

@@ -110,7 +110,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         attention: list[str] = []
         decls, _ = extract_sources(config.sources)
         verdicts = VerdictCache(cache_dir / "verdicts")
-        oracles = {lang: executor.oracle(o, lang, config.oracles)
+        oracles = {lang: executor.oracle(o, config.oracles)
                    for lang, o in build_oracles({d.lang for d in decls}, config.oracles, verdicts, attention).items()}
         responses = ResponseCache(cache_dir / "llm")
         prices = PriceTable(config.run.prices) if config.run.prices else None
@@ -129,7 +129,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
                          cache_dir=str(cache_dir), out=str(out),
                          attention=attention,
                          crate_oracle=executor.oracle(crate_oracle(oracles, config.oracles, verdicts, attention),
-                                                      "crate_batch", config.oracles))
+                                                      config.oracles))
         if on_item:
             ctx.on_item = lambda stage, note: on_item(stage, note, client.ledger.totals().committed_usd)
         if batch:

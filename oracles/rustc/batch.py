@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from .rust_screen import Screen
-from .verdict import Diagnostic
+from .screen import Screen
+from ..verdict import Diagnostic
 
 def in_file_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """rustc's order of diagnostics can depend on the rest of the crate (two unresolved attribute

@@ -1,13 +1,13 @@
 """A mutant spliced into its crate (a Job), and which jobs may share one cargo check (the rules
-behind oracles/crate_batch.py's exactness; whose a diagnostic is: oracles/crate_outside.py)."""
+behind oracles/cargo/crate.py's exactness; whose a diagnostic is: oracles/cargo/outside.py)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import run_folders
-from .verdict import Diagnostic, Splice
+from ..isolation import run_folders
+from ..verdict import Diagnostic, Splice
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SCRATCH_PATH = re.compile(rf"/\S*?{run_folders.NAME}[^/\s]+/crate")  # a scratch copy's folder: another each run

@@ -4,42 +4,116 @@ A scratch copy of the crate gets the candidate spliced over a byte span of one f
 `cargo check --offline --message-format=json` (or `cargo test --offline`). Diagnostics in the
 spliced span are given in the candidate's own coordinates; diagnostics elsewhere keep their file
 path and line (the candidate may break its callers), and still fail the verdict.
+
+The copy gets the checkable manifest of oracles/cargo/manifest.py (the one the batched crate
+oracle uses): detached from its workspace, optional dependencies the default features leave off
+taken out, dev-dependencies only for a test. Errors name the user's paths, never the scratch folder.
 """
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cache import VerdictCache, cached_verdict
-from .crate_scratch import cargo_failure, make_scratch
-from .libtest import parse_test_output
-from .rustc_diagnostics import Region, is_summary, locate, spanless
-from .sandbox import Limits, Sandbox
-from .toolchain import find_binary, probe_version, resolve_rustup_proxy
-from .verdict import Candidate, Diagnostic, Splice, TestOutcome, Verdict  # noqa: F401 - Splice: this oracle's candidate
+from ..cache import VerdictCache, cached_verdict
+from .manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
+from ..rustc.libtest import parse_test_output
+from ..rustc.diagnostics import Region, is_summary, locate, spanless
+from ..isolation.sandbox import Limits, Sandbox
+from ..toolchain import start_cargo
+from ..settings import OracleSettings
+from ..verdict import SKIP_DIRS, Candidate, Diagnostic, Splice, TestOutcome, Verdict  # noqa: F401 - Splice: this oracle's candidate
+
+SYSTEM_REGISTRY = Path(DEBIAN_REGISTRY)  # Debian's librust-*-dev crates
+
+
+def copy_tree(src: Path, dest: Path) -> None:
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)  # never walk build output
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.is_file():
+                target = dest / path.relative_to(src)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+
 
 @dataclass
-class CrateConfig:
-    cargo: str = "cargo"
+class Scratch:
+    crate: Path  # the crate's folder in the copy
+    member_prefix: str  # cargo's paths start so ("": the copy is a workspace of its own)
+    paths: dict[str, str]  # scratch path -> the user's path, for messages
+
+
+def make_scratch(crate_dir: Path, workdir: Path, kind: str) -> Scratch:
+    """Copy the crate under `workdir`, ready for an offline `cargo check` (kind "check") or `cargo test`."""
+    crate_dir = crate_dir.resolve()
+    crate = workdir / "crate"
+    copy_tree(crate_dir, crate)
+    try:
+        manifest, _ = checkable_manifest(crate_dir, dev=(kind != "check"))
+        (crate / "Cargo.toml").write_text(manifest, encoding="utf-8")
+        (crate / "Cargo.lock").unlink(missing_ok=True)  # it may pin versions the directory source lacks
+    except ManifestError:
+        pass  # cargo says what is wrong with it, in its own words
+    cargo_home = workdir / "cargo-home"
+    cargo_home.mkdir(parents=True, exist_ok=True)
+    if SYSTEM_REGISTRY.is_dir():
+        (cargo_home / "config.toml").write_text(cargo_config(str(SYSTEM_REGISTRY)), encoding="utf-8")
+    return Scratch(crate, "", {str(crate): str(crate_dir), str(workdir): "<scratch>"})
+
+
+MISSING_PACKAGE = re.compile(r"no matching package named `([^`]+)` found")
+
+
+def cargo_failure(returncode: int, stderr: str, paths: dict[str, str]) -> str:
+    """cargo's first error, whole, in the user's paths, and what to do about it."""
+    text = stderr
+    for scratch, user in sorted(paths.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(scratch, user)
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("error")), None)
+    if start is None:
+        first = "\n".join(lines[-20:]).strip() or "(no output)"
+    else:
+        end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith(("error", "warning:"))), len(lines))
+        first = "\n".join(lines[start:end]).strip()
+    message = f"cargo exited {returncode}: {first}"
+    missing = MISSING_PACKAGE.search(first)
+    if missing:
+        name = missing.group(1)
+        message += (f"\nwhat to do: the dependency `{name}` is not available offline. Provide it as a "
+                    f"directory source (`cargo vendor`, or the system package librust-{name.replace('_', '-')}-dev "
+                    f"under {SYSTEM_REGISTRY}), or make it an optional dependency off by default.")
+    elif "<scratch>" in message or "failed to parse manifest" in first or "failed to read" in first:
+        message += "\nwhat to do: check that the crate's Cargo.toml (and its workspace's) parse with `cargo metadata`."
+    return message
+
+
+@dataclass
+class CargoTuning:
+    """Time limits of a check and of a test run (user settings are OracleSettings)."""
     timeout_s: float = 120.0
     test_timeout_s: float = 60.0
 
 
-class CrateOracle:
+class CargoOracle:
     id = "cargo"
 
-    def __init__(self, config: CrateConfig | None = None, sandbox: Sandbox | None = None,
-                 cache: VerdictCache | None = None):
-        self.config = config or CrateConfig()
+    toolchain_probe = ("cargo", "-V")  # the [oracles] key of its compiler, and what prints the version it depends on
+
+    def __init__(self, settings: OracleSettings | None = None, sandbox: Sandbox | None = None,
+                 cache: VerdictCache | None = None, tuning: CargoTuning | None = None):
+        self.settings, self.config = settings or OracleSettings(), tuning or CargoTuning()
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
         self.compiler_runs = 0
-        self.cargo = resolve_rustup_proxy(find_binary(self.config.cargo, "[oracles.rust] cargo to its path"), "cargo")
-        self.rustc = str(Path(self.cargo).with_name("rustc"))
+        self.cargo, self.rustc, self.toolchain = start_cargo(self.settings.cargo, cache)
         self.rustdoc = str(Path(self.cargo).with_name("rustdoc"))
-        self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
 
     def check(self, splices: list[Splice]) -> list[Verdict]:
         return [self._cached_or(s, "check") for s in splices]

@@ -6,9 +6,9 @@ in the crate (path and line; warnings there are the crate's). A batch is trusted
 exactly, else its likely culprits are checked alone and the rest again (or it is split in two):
 - a sentinel with a known late-phase warning must show up (rustc ran every phase);
 - splices that could see each other (one names what another's new signature changed) share no
-  batch, nor do two new signatures that one function elsewhere names (oracles/crate_jobs.py);
+  batch, nor do two new signatures that one function elsewhere names (oracles/cargo/jobs.py);
 - an error outside every splice belongs to the one new signature the function around it names
-  (oracles/crate_outside.py); several named: those splices are checked again apart; none: untrusted;
+  (oracles/cargo/outside.py); several named: those splices are checked again apart; none: untrusted;
 - no diagnostic points into another splice with a new signature, or names a place in a spliced
   file; clean splices of a batch with errors are checked again together (rustc drops lints then).
 """
@@ -19,22 +19,23 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cache import CACHE_LOGIC_VERSION, VerdictCache
-from .crate_probe import PROBE, probes_seen
-from .crate_turns import Turns
-from .crate_jobs import Job, batch_groups, cargo_failure, is_sentinel, job_of
-from .crate_outside import attribute, elsewhere, outside_names, owners_outside, users
-from .crate_workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
-from .rust_batch import in_file_order
-from .sandbox import Sandbox
-from .toolchain import find_binary, probe_version, resolve_rustup_proxy
-from .verdict import Candidate, Diagnostic, Splice, Verdict, features_key
+from ..cache import CACHE_LOGIC_VERSION, VerdictCache
+from .probe import PROBE, probes_seen
+from ..turns import Turns
+from .jobs import Job, batch_groups, cargo_failure, is_sentinel, job_of
+from .outside import attribute, elsewhere, outside_names, owners_outside, users
+from .workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
+from ..rustc.batch import in_file_order
+from ..isolation.sandbox import Sandbox
+from ..toolchain import start_cargo
+from ..settings import OracleSettings
+from ..verdict import Candidate, Diagnostic, Splice, Verdict, features_key
 
 Copy = tuple[str, tuple[str, ...]]  # a scratch copy: the crate folder, the features on besides the default
 
 
 @dataclass
-class CrateBatchStats:
+class CargoCrateStats:
     compiler_runs: int = 0
     candidates_compiled: int = 0  # splices not answered by the cache
     batch_runs: int = 0
@@ -53,19 +54,20 @@ class CrateBatchStats:
     crate_setup_s: dict[str, float] = field(default_factory=dict)  # ... of them, each copy's first check
 
 
-class CrateBatchOracle:
+class CargoCrateOracle:
     id = "cargo-crate"
 
-    def __init__(self, sandbox: Sandbox | None = None, cache: VerdictCache | None = None, batch_size: int = 128,
-                 timeout_s: float = 300.0, cargo: str = "cargo", direct: bool = True, workers: int = 2):
+    toolchain_probe = ("cargo", "-V")  # the [oracles] key of its compiler, and what prints the version it depends on
+
+    def __init__(self, settings: OracleSettings | None = None, sandbox: Sandbox | None = None,
+                 cache: VerdictCache | None = None, batch_size: int = 128, timeout_s: float = 300.0, direct: bool = True):
+        settings = settings or OracleSettings()
         self.sandbox = sandbox or Sandbox()
-        self.direct = direct  # checks after a crate's first run its rustc command (oracles/crate_rustc.py), not cargo
-        self.workers, self._turns = workers, Turns()  # crates checked side by side (oracles/crate_turns.py)
+        self.direct = direct  # checks after a crate's first run its rustc command (oracles/cargo/direct.py), not cargo
+        self.workers, self._turns = settings.jobs, Turns()  # crates checked side by side (oracles/turns.py)
         self.keep_checks = False  # each copy keeps the checks it made (a benchmark replays them: its floor)
-        self.cache, self.batch_size, self.timeout_s, self.stats = cache, batch_size, timeout_s, CrateBatchStats()
-        self.cargo = resolve_rustup_proxy(find_binary(cargo, "[oracles.rust] cargo to its path"), "cargo")
-        self.rustc = str(Path(self.cargo).with_name("rustc"))
-        self.toolchain = probe_version(self.rustc, ["-V"], cache) + " / " + probe_version(self.cargo, ["-V"], cache)
+        self.cache, self.batch_size, self.timeout_s, self.stats = cache, batch_size, timeout_s, CargoCrateStats()
+        self.cargo, self.rustc, self.toolchain = start_cargo(settings.cargo, cache)
         # by copy (crate folder, features on besides the default ones): its scratch copy (or why none), sentinel seen
         self._scratch: dict[Copy, ScratchCrate | str] = {}
         self._sentinel_ok: dict[Copy, bool] = {}
@@ -131,7 +133,7 @@ class CrateBatchOracle:
 
     def compiled(self, crate_dir: str, features: tuple[str, ...], points: list[tuple[str, int]]) -> set[int]:
         """Which of `points` (file, byte offset of a body's start) the compiler sees with these
-        features: one probe check (oracles/crate_probe.py), kept in the cache."""
+        features: one probe check (oracles/cargo/probe.py), kept in the cache."""
         scratch = self.scratch(crate_dir, features)
         if isinstance(scratch, str) or not points:
             return set()

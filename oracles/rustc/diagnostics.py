@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from .verdict import Diagnostic
+from ..verdict import Diagnostic
 
 BATCH_MARK = "__synth_"
 SUMMARY = re.compile(r"^(aborting due to|\d+ warnings? emitted|Some errors have|For more information)")

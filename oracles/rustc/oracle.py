@@ -18,15 +18,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .cache import CACHE_LOGIC_VERSION, VerdictCache
+from ..cache import CACHE_LOGIC_VERSION, VerdictCache
 from .libtest import parse_test_output
-from .rust_batch import conflict_free_groups, in_file_order, may_miss_cfg_note, maybe_untrimmed, spread
-from .rust_screen import Screen, screen
-from .rustc_diagnostics import (BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, locate, machine_applicable,
+from .batch import conflict_free_groups, in_file_order, may_miss_cfg_note, maybe_untrimmed, spread
+from .screen import Screen, screen
+from .diagnostics import (BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, locate, machine_applicable,
                                 parse_json_lines)
-from .sandbox import Limits, Sandbox
-from .toolchain import find_binary, probe_version, resolve_rustup_proxy
-from .verdict import Candidate, Diagnostic, Verdict
+from ..isolation.sandbox import Limits, Sandbox
+from ..toolchain import start_compiler
+from ..settings import OracleSettings
+from ..verdict import Candidate, Diagnostic, Verdict
 
 SENTINEL = (
     "mod __synth_sentinel {\n"
@@ -53,12 +54,10 @@ STABLE_TEXT = ("--verbose",)
 
 
 @dataclass
-class RustConfig:
-    rustc: str = "rustc"
-    edition: str = "2021"
+class RustcTuning:
+    """How the oracle batches and times out (not user settings: those are OracleSettings)."""
     extra_args: tuple[str, ...] = ()
     batch_size: int = 512
-    jobs: int = 1
     timeout_s: float = 30.0  # one solo check
     batch_timeout_per_candidate_s: float = 0.5
     test_timeout_s: float = 10.0
@@ -92,21 +91,21 @@ class Untrusted:
 class RustOracle:
     id = "rustc"
 
-    def __init__(self, config: RustConfig | None = None, sandbox: Sandbox | None = None,
-                 cache: VerdictCache | None = None):
-        self.config = config or RustConfig()
+    toolchain_probe = ("rustc", "-vV")  # the [oracles] key of its compiler, and what prints the version it depends on
+
+    def __init__(self, settings: OracleSettings | None = None, sandbox: Sandbox | None = None,
+                 cache: VerdictCache | None = None, tuning: RustcTuning | None = None):
+        self.settings, self.config = settings or OracleSettings(), tuning or RustcTuning()
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
         self.stats = OracleStats()
         self.recorded: list[tuple[str, str, str]] | None = None  # a bench sets a list: (source, file, crate type)
-        binary = find_binary(self.config.rustc, "[oracles.rust] rustc to its path")
-        self.rustc = resolve_rustup_proxy(binary, "rustc")
-        self.toolchain = probe_version(self.rustc, ["-V"], cache)
+        self.rustc, self.toolchain = start_compiler(self.settings.rustc, "rustc to its path", cache, rustup_tool="rustc")
 
     @property
     def flags(self) -> dict:
         # the isolation too: a candidate's tests may pass or fail by what the sandbox lets them reach
-        return {"edition": self.config.edition, "extra_args": list(self.config.extra_args), "emit": "metadata",
+        return {"edition": self.settings.edition, "extra_args": list(self.config.extra_args), "emit": "metadata",
                 "stable_text": list(STABLE_TEXT), "logic": CACHE_LOGIC_VERSION, "isolation": self.sandbox.isolation}
 
     # -- public -------------------------------------------------------------------------------
@@ -139,10 +138,10 @@ class RustOracle:
         else:
             groups = [g for want in (True, False) for g in conflict_free_groups(
                 [i for i in batchable if bool(expect_pass[i]) is want], screens, size)]
-        groups = spread(groups, self.config.jobs, lambda i: candidates[i].text.count("\n") + 1)
+        groups = spread(groups, self.settings.jobs, lambda i: candidates[i].text.count("\n") + 1)
         jobs = [lambda g=g: self._check_group([(i, candidates[i], screens[i]) for i in g]) for g in groups]
         jobs += [lambda i=i: {i: self._solo(candidates[i], screens[i])} for i in solo]
-        with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, self.settings.jobs)) as pool:
             for result in pool.map(lambda job: job(), jobs):
                 verdicts.update(result)
         for i in todo:
@@ -185,7 +184,7 @@ class RustOracle:
     def check_argv(self, file_name: str, crate_type: str) -> list[str]:
         """The rustc command line of one check (batch or solo) of `file_name` in the working folder."""
         return [self.rustc, "--crate-type", crate_type, "--emit=metadata", "--error-format=json", *STABLE_TEXT,
-                "--json=diagnostic-short", "--edition", self.config.edition, *self.config.extra_args, file_name,
+                "--json=diagnostic-short", "--edition", self.settings.edition, *self.config.extra_args, file_name,
                 "-o", "out.rmeta"]
 
     def _solo(self, cand: Candidate, scr: Screen) -> Verdict:
@@ -305,7 +304,7 @@ class RustOracle:
         self.stats.candidates_compiled += 1
         with self.sandbox.workdir() as wd:
             (wd / SOLO_FILE).write_text(cand.text)
-            argv = [self.rustc, "--test", "--error-format=json", *STABLE_TEXT, "--edition", self.config.edition,
+            argv = [self.rustc, "--test", "--error-format=json", *STABLE_TEXT, "--edition", self.settings.edition,
                     *self.config.extra_args, SOLO_FILE, "-o", "tests_bin"]
             self.stats.compiler_runs += 1
             build = self.sandbox.run(argv, wd, limits=Limits(timeout_s=self.config.timeout_s))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .verdict import TestOutcome
+from ..verdict import TestOutcome
 
 TEST_LINE = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", re.M)
 TEST_SUMMARY = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed", re.M)

@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .crate_rustc import RustcCommand, bare_seconds, crate_command, diagnostics_of, note_taker
-from .crate_manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
-from .rustc_diagnostics import Region
-from .verdict import Splice, crate_files, crate_hash
-from . import run_folders
-from .sandbox import WORKDIR_KIND, Limits, Sandbox
+from .direct import RustcCommand, bare_seconds, crate_command, diagnostics_of, note_taker
+from .manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
+from ..rustc.diagnostics import Region
+from ..verdict import Splice, crate_files, crate_hash
+from ..isolation import run_folders
+from ..isolation.sandbox import WORKDIR_KIND, Limits, Sandbox
 
 RUSTFLAGS = "--cap-lints=warn --verbose"  # --verbose: full type names, never written to a file
 SENTINEL = ("\n#[allow(dead_code)]\nmod __synth_sentinel {\n    #[warn(unused_mut)]\n"

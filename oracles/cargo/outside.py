@@ -15,9 +15,9 @@ from pathlib import Path
 import tree_sitter_rust
 from tree_sitter import Language, Parser
 
-from .crate_jobs import is_sentinel
-from .rustc_diagnostics import _all_spans, _all_text, is_summary, locate, spanless
-from .verdict import Diagnostic
+from .jobs import is_sentinel
+from ..rustc.diagnostics import _all_spans, _all_text, is_summary, locate, spanless
+from ..verdict import Diagnostic
 
 @functools.cache
 def _parser() -> Parser:

@@ -12,10 +12,11 @@ import time
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 
-from .cache import VerdictCache, cached_verdict
-from .sandbox import Limits, Sandbox
-from .toolchain import find_binary, probe_version
-from .verdict import Candidate, Diagnostic, TestOutcome, Verdict
+from ..cache import VerdictCache, cached_verdict
+from ..isolation.sandbox import Limits, Sandbox
+from ..toolchain import start_compiler
+from ..settings import OracleSettings
+from ..verdict import Candidate, Diagnostic, TestOutcome, Verdict
 
 CANDIDATE_FILE = "candidate.vox"
 # A candidate may not redefine what the fixture relies on (the Vox HumanEval runner's rule).
@@ -28,13 +29,12 @@ class VoxOutputError(RuntimeError):
 
 
 @dataclass
-class VoxConfig:
-    binary: str = "vox"
+class VoxTuning:
+    """The documented `vox` commands and their time limits (user settings are OracleSettings)."""
     check_args: tuple[str, ...] = ("check", "--format", "json")
     test_args: tuple[str, ...] = ("test",)
     run_args: tuple[str, ...] = ("run", "--mode", "interp")
     extra_args: tuple[str, ...] = ()
-    jobs: int = 1
     timeout_s: float = 60.0
     test_timeout_s: float = 30.0
 
@@ -88,14 +88,15 @@ def _diagnostic(item: dict) -> Diagnostic:
 class VoxOracle:
     id = "vox"
 
-    def __init__(self, config: VoxConfig | None = None, sandbox: Sandbox | None = None,
-                 cache: VerdictCache | None = None):
-        self.config = config or VoxConfig()
+    toolchain_probe = ("vox", "--version")  # the [oracles] key of its compiler, and what prints the version it depends on
+
+    def __init__(self, settings: OracleSettings | None = None, sandbox: Sandbox | None = None,
+                 cache: VerdictCache | None = None, tuning: VoxTuning | None = None):
+        self.settings, self.config = settings or OracleSettings(), tuning or VoxTuning()
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
         self.stats = VoxStats()
-        self.binary = find_binary(self.config.binary, "[oracles.vox] binary, or --vox PATH")
-        self.toolchain = probe_version(self.binary, ["--version"], cache)
+        self.binary, self.toolchain = start_compiler(self.settings.vox, "vox, or --vox PATH", cache, ("--version",))
 
     @property
     def flags(self) -> dict:
@@ -103,7 +104,7 @@ class VoxOracle:
                 "isolation": self.sandbox.isolation}
 
     def check(self, candidates: list[Candidate]) -> list[Verdict]:
-        with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, self.settings.jobs)) as pool:
             return list(pool.map(lambda c: self._cached_or(c, "check", self._check_one), candidates))
 
     def test(self, candidates: list[Candidate]) -> list[Verdict]:

@@ -90,7 +90,7 @@ def bwrap_available() -> bool:
 def resolve_isolation(wanted: str | None = None) -> str:
     """`wanted` (default: $SYNTH_SANDBOX, else auto) made real: auto is the strongest available;
     asking for one this machine cannot give is an error, not a silent downgrade."""
-    from .errors import ToolchainMissing
+    from ..errors import ToolchainMissing
     wanted = (wanted or os.environ.get("SYNTH_SANDBOX") or "auto").lower()
     if wanted not in ("auto", *ISOLATIONS):
         raise ToolchainMissing(f"sandbox isolation {wanted!r}: choose auto, {', '.join(ISOLATIONS)} (SYNTH_SANDBOX)")
