@@ -23,7 +23,7 @@ from oracles.verdict import Splice, Verdict
 from oracles.settings import OracleSettings
 from synth.extract.extract import ExtractOptions, extract_paths
 from synth.jsonl import write_json
-from synth.mutate.repair import RepairConfig, eligible_declarations, repair_rows, write_run
+from synth.mutate.repair import RepairSettings, eligible_declarations, repair_rows, write_run
 
 CORPUS_LIST = Path(__file__).with_name("real_crates.txt")
 # Issue 18 writes row-quality counters (unique ids, ...): add them here, fed the run's rows.
@@ -78,7 +78,7 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     rust = RustOracle(OracleSettings(jobs=1))
     crate = CargoCrateOracle(cache=None)
     crate.keep_checks = True
-    result = repair_rows(decls, rust, RepairConfig(seed=seed, in_crate=in_crate), crate_oracle=crate)
+    result = repair_rows(decls, rust, RepairSettings(in_crate=in_crate), seed, crate_oracle=crate)
     wall = time.monotonic() - start
     floor = sum(copy.floor_s() for copy in crate.copies())  # bare rustc on the same copies and checks
     summary = write_run({"rust": result}, out_dir, {"seed": seed})

@@ -2,7 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import typing
 from pathlib import Path
+
+from oracles.settings import OracleSettings
+from synth.mutate.repair import RepairSettings
+
+# Flags that set a config knob take their default from the knob's settings class (written once there).
+ORACLE, REPAIR = OracleSettings(), RepairSettings()
 
 
 def build_parser(benches: dict) -> argparse.ArgumentParser:
@@ -19,14 +26,14 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="machine-readable output")
         p.add_argument("--cache-dir", default=str(Path("cache") / "verdicts"), help="verdict cache folder")
         p.add_argument("--no-cache", action="store_true", help="always run the compiler")
-        p.add_argument("--vox", default="vox", help="path to the `vox` binary (default: vox on PATH)")
+        p.add_argument("--vox", default=ORACLE.vox, help="path to the `vox` binary (default: vox on PATH)")
 
     check = sub.add_parser("check", help="oracle verdict per file")
     common(check)
     check.add_argument("files", nargs="+", metavar="FILE")
     check.add_argument("--lang", choices=["rust", "vox"])
-    check.add_argument("--edition", default="2021", choices=["2015", "2018", "2021", "2024"])
-    check.add_argument("--jobs", type=int, default=2)
+    check.add_argument("--edition", default=ORACLE.edition, choices=["2015", "2018", "2021", "2024"])
+    check.add_argument("--jobs", type=int, default=ORACLE.jobs)
     check.set_defaults(command="check")
 
     bench = sub.add_parser("bench", help="print the figures the issues ask for")
@@ -73,10 +80,11 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     mutate.add_argument("paths", nargs="+", metavar="PATH")
     mutate.add_argument("--out", required=True, help="run directory (rows/, rejected/, stats/)")
     mutate.add_argument("--seed", type=int, default=0)
-    mutate.add_argument("--diff", action="store_true", help="answer with a unified diff")
-    mutate.add_argument("--max-share", type=float, default=0.25, help="cap per operator and per error code")
-    mutate.add_argument("--jobs", type=int, default=2)
-    mutate.add_argument("--in-crate", choices=["fallback", "always", "never"], default="fallback",
+    mutate.add_argument("--diff", action="store_true", default=REPAIR.diff, help="answer with a unified diff")
+    mutate.add_argument("--max-share", type=float, default=REPAIR.max_share, help="cap per operator and per error code")
+    mutate.add_argument("--jobs", type=int, default=ORACLE.jobs)
+    mutate.add_argument("--in-crate", choices=typing.get_args(RepairSettings.model_fields["in_crate"].annotation),
+                        default=REPAIR.in_crate,
                         help="Rust: verify in the real crate where the standalone file fails (or always, or never)")
     mutate.add_argument("--include-tests", action="store_true", help="keep test and example code (tests/, benches/, "
                         "examples/, `#[cfg(test)]` modules)")

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, ValidationError, create_model, field_validator, model_validator
 
 from oracles.settings import OracleSettings
+from synth.assemble.mix import Dedup, Mix
 from synth.fit import TokenLimits
 from synth.llm.models import ModelSettings
 from synth.llm.providers import provider
@@ -33,8 +34,8 @@ class Budget(Strict):
 
 class AssembleConfig(Strict):
     val_share: float = Field(0.1, ge=0, lt=1)
-    seq_len: int = Field(2048, gt=0)
-    near_duplicates: bool = False
+    seq_len: int = Field(Mix.model_fields["seq_len"].default, gt=0)  # as `synth assemble` packs
+    near_duplicates: bool = Dedup.model_fields["near_duplicates"].default
     licenses: list[str] = Field(default_factory=list)  # SPDX ids a row's licence must satisfy; empty: all
 
 

@@ -29,7 +29,7 @@ from synth.extract.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.model import standalone_source
 from synth.jsonl import write_jsonl
-from synth.mutate.repair import RepairConfig, repair_rows, write_run
+from synth.mutate.repair import RepairSettings, repair_rows, write_run
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -69,7 +69,7 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
 
     console.rule("3. Repair rows: AST mutants the compiler rejects (extract -> mutate -> oracle -> rows)")
     run_dir = ROOT / "cache" / "demo" / "run"
-    repair = repair_rows(extracted.declarations, stub_oracle, RepairConfig(seed=0))
+    repair = repair_rows(extracted.declarations, stub_oracle, RepairSettings(), 0)
     repair_summary = write_run({"rust": repair}, run_dir, {"seed": 0})
     mutants = sum(t["killed"] + t["equivalent"] for t in repair.table())
     eligible = sum(1 for d in rust if d.kind in ("fn", "method", "impl"))

@@ -9,7 +9,7 @@ from oracles.rustc.oracle import RustOracle
 from oracles.settings import OracleSettings
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.graphs.backtranslate import BacktranslateConfig, run_backtranslation
+from synth.graphs.backtranslate import BacktranslateSettings, run_backtranslation
 from synth.llm.models import ModelSettings
 from synth.jsonl import write_jsonl
 from synth.llm.client import LLMClient
@@ -35,8 +35,8 @@ def main():
         client.complete = complete
     # One item at a time: the kill lands between two calls, never with another call in flight
     # (a call in flight at a crash is the ledger's business: see test_sigkill_mid_run_then_restart).
-    config = BacktranslateConfig(writer=ModelSettings(provider="openai", model="gpt-4o-mini", base_url=base_url + "/v1"), workers=1)
-    result = run_backtranslation(decls, client, RustOracle(OracleSettings(jobs=1)), config,
+    models = {"w": ModelSettings(provider="openai", model="gpt-4o-mini", base_url=base_url + "/v1")}
+    result = run_backtranslation(decls, client, RustOracle(OracleSettings(jobs=1)), BacktranslateSettings(model="w", workers=1), models,
                                  checkpoint_path=f"{workdir}/checkpoints.sqlite")
     write_jsonl(f"{workdir}/rows.jsonl", result.rows)
     write_jsonl(f"{workdir}/rejected.jsonl", sorted(result.rejected, key=lambda r: r["decl"]))

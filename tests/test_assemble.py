@@ -17,7 +17,7 @@ from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.jsonl import read_jsonl, write_jsonl
 from synth.row_pack import read_rows
-from synth.mutate.repair import RepairConfig, repair_rows, write_run
+from synth.mutate.repair import RepairSettings, repair_rows, write_run
 from synth.rows import Provenance, Row, make_row
 
 PASSED = Verdict(candidate_id="x", passed=True, oracle="rustc", toolchain="rustc 1.95.0")
@@ -28,7 +28,7 @@ def runs(tmp_path_factory):
     """A real repair run on the examples, and a codegen file with planted duplicates."""
     root = tmp_path_factory.mktemp("runs")
     decls = extract_paths([EXAMPLE_CRATE], ExtractOptions(jobs=1)).declarations
-    write_run({"rust": repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairConfig(seed=0))}, root / "repair")
+    write_run({"rust": repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairSettings(), 0)}, root / "repair")
     codegen = []
     for d in [d for d in decls if d.kind == "fn"][:20]:
         for variant, answer in enumerate([d.clean_text, d.clean_text.replace("\n", "\n\n") + "\n// same code"]):

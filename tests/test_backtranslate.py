@@ -12,7 +12,7 @@ from oracles.verdict import Candidate
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.model import standalone_source
-from synth.graphs.backtranslate import BacktranslateConfig, run_backtranslation
+from synth.graphs.backtranslate import BacktranslateSettings, run_backtranslation
 from synth.llm.models import ModelSettings
 from synth.graphs.instructions import instruction_problems
 from synth.llm.client import LLMClient
@@ -65,9 +65,9 @@ def test_backtranslation_accepts_exactly_what_it_should(decls, tmp_path, monkeyp
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
     with FakeLLMServer(responder=scripted(decls)) as server:
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
-        config = BacktranslateConfig(writer=ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1"),
-                                     max_attempts=3, workers=3)
-        result = run_backtranslation(decls, client, RustOracle(OracleSettings(jobs=2)), config)
+        models = {"w": ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1")}
+        config = BacktranslateSettings(model="w", max_attempts=3, workers=3)
+        result = run_backtranslation(decls, client, RustOracle(OracleSettings(jobs=2)), config, models)
     ratings = {r.provenance.decl_hash: r.rating for r in result.rows}
     by_hash = {d.hash: d.name for d in decls}
     assert {by_hash[h]: r for h, r in ratings.items()} == {"gcd": 5, "lcm": 5, "is_prime": 4, "distance": 5}
@@ -170,14 +170,15 @@ def test_plan_uses_the_attrition_measured_in_an_earlier_run(tmp_path, monkeypatc
     with FakeLLMServer(responder=deterministic_script) as server:
         cache = ResponseCache(tmp_path / "c")
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 5.0), cache)
-        config = BacktranslateConfig(writer=ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1"))
+        models = {"w": ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1")}
+        config = BacktranslateSettings(model="w")
         oracle = RustOracle(OracleSettings(jobs=2))
-        earlier = run_backtranslation(first, client, oracle, config)
+        earlier = run_backtranslation(first, client, oracle, config, models)
         measured = attrition(earlier.stats, len(first), len(earlier.rows))
-        with_history = plan_backtranslation(second, config, PriceTable(), cache, count_text, measured)
-        without = plan_backtranslation(second, config, PriceTable(), cache, count_text)
+        with_history = plan_backtranslation(second, config, models, PriceTable(), cache, count_text, measured)
+        without = plan_backtranslation(second, config, models, PriceTable(), cache, count_text)
         before = client.ledger.totals().settled_usd
-        later = run_backtranslation(second, client, oracle, config)
+        later = run_backtranslation(second, client, oracle, config, models)
         spent = client.ledger.totals().settled_usd - before
     error = abs(with_history["expected_cost_usd"] - spent) / spent
     print(f"\nplan with measured attrition {measured}: ${with_history['expected_cost_usd']:.6f}, "

@@ -9,7 +9,7 @@ from oracles.settings import OracleSettings
 from synth.completion import answer_code, defines, definition_of, is_one_fenced_block
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.graphs.rft import RftConfig, run_rft
+from synth.graphs.rft import RftSettings, run_rft
 from synth.task import Task
 from synth.judge import Judge
 from training.rewards import CompilerRewards
@@ -54,7 +54,7 @@ def test_rft_acceptance_and_the_grpo_reward_agree_on_tricky_replies(gcd_decl):
     oracle = RustOracle(OracleSettings(jobs=2))
     task = Task(id="gcd", lang="rust", prompt="Write `gcd` as its documentation says.", context=gcd_decl.context,
                 must_define=[definition_of(gcd_decl.kind, gcd_decl.name)])
-    sampled = run_rft([task], ScriptedSampler(), Judge({"rust": oracle}), RftConfig(k=len(TRICKY))).sampled[0]
+    sampled = run_rft([task], ScriptedSampler(), Judge({"rust": oracle}), RftSettings(k=len(TRICKY))).sampled[0]
     rft_accepted = sampled.passed
 
     rewards = {f.__name__: f for f in CompilerRewards(Judge({"rust": oracle}), {"gcd": task}).functions()}

@@ -14,7 +14,7 @@ from oracles.rustc.oracle import RustOracle
 from oracles.settings import OracleSettings
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.mutate.repair import RepairConfig, repair_rows
+from synth.mutate.repair import RepairSettings, repair_rows
 
 # A logging facade's shape: modules behind features with no dependency, off by default.
 LIB = '''pub fn level(x: u32) -> u32 {
@@ -84,7 +84,7 @@ def test_only_what_the_compiler_saw_is_verified_each_with_its_features(gated):
     decls = extract_paths([str(gated)], ExtractOptions()).declarations
     crate = CargoCrateOracle(cache=None)
     try:
-        result = repair_rows(decls, RustOracle(OracleSettings()), RepairConfig(seed=0, in_crate="always"), crate_oracle=crate)
+        result = repair_rows(decls, RustOracle(OracleSettings()), RepairSettings(in_crate="always"), 0, crate_oracle=crate)
     finally:
         crate.close()
     (funnel,) = result.funnel.values()

@@ -15,7 +15,7 @@ from oracles.verdict import Splice
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.mutate.in_crate import crate_jobs
-from synth.mutate.repair import OperatorStats, RepairConfig, eligible_declarations, make_mutants
+from synth.mutate.repair import OperatorStats, eligible_declarations, make_mutants
 from synth.mutate.rust_ops import RUST_OPERATORS
 
 BUILD = '''fn flag_name(prefix: &str) -> String {
@@ -55,7 +55,7 @@ def built(tmp_path_factory) -> Path:
 def _mutants(crates: list[Path]):
     decls = eligible_declarations(extract_paths([str(c) for c in crates], ExtractOptions(jobs=1)).declarations, "rust")
     stats = {op.name: OperatorStats() for op in RUST_OPERATORS}
-    return make_mutants(decls, RUST_OPERATORS, RepairConfig(seed=2), stats)
+    return make_mutants(decls, RUST_OPERATORS, 2, stats)
 
 
 def test_direct_rustc_side_by_side_gives_cargos_verdicts(built):

@@ -14,8 +14,7 @@ from synth.assemble.tasks import (attach_tests, check_disjoint, row_group, split
 from synth.docs.documented import doc_lane, doc_prompt, reference_answer, summary, without_doc
 from synth.extract.extract import ExtractOptions, extract_paths
 from synth.extract.model import standalone_source
-from synth.graphs.backtranslate import BacktranslateConfig, _row
-from synth.llm.models import ModelSettings
+from synth.graphs.backtranslate import _row
 from synth.chat import render, row_messages, serve_prompt, with_system
 from synth.assemble.answers import LeakedSplit
 from synth.task import Task
@@ -43,7 +42,7 @@ def test_codegen_row_prompt_carries_its_verified_context(decls, rust_oracle):
     verdict = rust_oracle.check([Candidate.of(standalone_source(decl))])[0]
     assert verdict.passed
     row = _row(decl, verdict, {"instruction": f"Write `{decl.name}`.", "rating": 5},
-               BacktranslateConfig(writer=ModelSettings(provider="openai", model="gpt-4o-mini"))).model_dump(mode="json")
+               "gpt-4o-mini", 0).model_dump(mode="json")
     assert decl.context.strip() in row["prompt"]
     assert all(ref in row["prompt"] for ref in decl.references)
     assert _training_prompt(row) == serve_prompt(row["prompt"])  # byte for byte what serving sends

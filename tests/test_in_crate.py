@@ -16,7 +16,7 @@ from oracles.cargo.manifest import checkable_manifest
 from oracles.rustc.oracle import RustOracle
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.mutate.repair import RepairConfig, repair_rows
+from synth.mutate.repair import RepairSettings, repair_rows
 
 ITOA = Path("/usr/share/cargo/registry/itoa-1.0.1")
 
@@ -101,7 +101,7 @@ def test_workspace_member_with_optional_dependency_is_extracted_mutated_and_veri
     decls = extract_paths([str(workspace / "geo")], ExtractOptions()).declarations
     crate = CargoCrateOracle(cache=None)
     try:
-        result = repair_rows(decls, RustOracle(OracleSettings()), RepairConfig(seed=3), crate_oracle=crate)
+        result = repair_rows(decls, RustOracle(OracleSettings()), RepairSettings(), 3, crate_oracle=crate)
     finally:
         crate.close()
     (funnel,) = result.funnel.values()
@@ -124,7 +124,7 @@ def _mutants(crate_dir: Path, limit: int):
     from synth.mutate.rust_ops import RUST_OPERATORS
     decls = eligible_declarations(extract_paths([str(crate_dir)], ExtractOptions()).declarations, "rust")
     stats = {op.name: OperatorStats() for op in RUST_OPERATORS}
-    mutants = make_mutants(decls, RUST_OPERATORS, RepairConfig(seed=1), stats)[:limit]
+    mutants = make_mutants(decls, RUST_OPERATORS, 1, stats)[:limit]
     return [job_of(Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken),
                    m.decl.name, m.decl.text, m.operator) for m in mutants]
 
@@ -156,7 +156,7 @@ def test_corpus_crate_rows_recheck_and_a_tampered_row_does_not():
     decls = extract_paths([str(ITOA)], ExtractOptions()).declarations
     crate = CargoCrateOracle(cache=None)
     try:
-        result = repair_rows(decls, RustOracle(OracleSettings()), RepairConfig(seed=0, in_crate="always"), crate_oracle=crate)
+        result = repair_rows(decls, RustOracle(OracleSettings()), RepairSettings(in_crate="always"), 0, crate_oracle=crate)
     finally:
         crate.close()
     rows = [json.loads(r.model_dump_json()) for r in result.rows if r.verification.scope == "crate"]
@@ -272,7 +272,7 @@ def test_an_error_that_reads_as_none_of_its_lines_is_not_lost_in_a_batch():
     from synth.mutate.repair import OperatorStats, eligible_declarations, make_mutants
     from synth.mutate.rust_ops import RUST_OPERATORS
     decls = eligible_declarations(extract_paths([str(BYTES)], ExtractOptions()).declarations, "rust")
-    mutants = make_mutants(decls, RUST_OPERATORS, RepairConfig(seed=0),
+    mutants = make_mutants(decls, RUST_OPERATORS, 0,
                            {op.name: OperatorStats() for op in RUST_OPERATORS})
     macro_written = [m for m in mutants if m.decl.crate_path == "src/buf/buf_impl.rs" and m.decl.name == "get_u128"
                      and m.operator == "immutable_binding"]
@@ -299,7 +299,7 @@ def test_a_mutant_rejected_without_a_diagnostic_makes_no_row():
              if d.crate_path == "src/buf/buf_impl.rs" and d.name == "get_u128"]
     oracle = CargoCrateOracle(cache=None)
     try:
-        result = repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairConfig(seed=0, in_crate="always"),
+        result = repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairSettings(in_crate="always"), 0,
                              crate_oracle=oracle)
     finally:
         oracle.close()
@@ -326,7 +326,7 @@ def test_a_declaration_whose_context_was_cut_is_verified_in_its_crate_without_a_
     assert len(decls) == 1 and decls[0].context_truncated
     standalone, oracle = RustOracle(OracleSettings(jobs=2)), CargoCrateOracle(cache=None)
     try:
-        result = repair_rows(decls, standalone, RepairConfig(seed=0, in_crate="fallback"), crate_oracle=oracle)
+        result = repair_rows(decls, standalone, RepairSettings(in_crate="fallback"), 0, crate_oracle=oracle)
     finally:
         oracle.close()
     assert result.rows and {r.verification.scope for r in result.rows} == {"crate"}

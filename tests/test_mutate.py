@@ -16,7 +16,7 @@ from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.jsonl import read_jsonl
 from synth.row_pack import read_rows
-from synth.mutate.repair import RepairConfig, balance, repair_rows
+from synth.mutate.repair import RepairSettings, balance, repair_rows
 from synth.mutate.rust_ops import RUST_OPERATORS, apply, rust_sites
 from synth.rows import Row
 
@@ -31,7 +31,7 @@ def corpus_decls(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def repair(corpus_decls):
-    return repair_rows(corpus_decls, RustOracle(OracleSettings(jobs=2)), RepairConfig(seed=0))
+    return repair_rows(corpus_decls, RustOracle(OracleSettings(jobs=2)), RepairSettings(), 0)
 
 
 def test_operators_are_distinct_and_many():
@@ -82,7 +82,7 @@ def test_prompt_carries_the_real_diagnostic(repair):
 
 
 def test_diff_mode_applies_with_patch(corpus_decls, tmp_path):
-    result = repair_rows(corpus_decls[:30], RustOracle(OracleSettings(jobs=2)), RepairConfig(seed=0, diff=True))
+    result = repair_rows(corpus_decls[:30], RustOracle(OracleSettings(jobs=2)), RepairSettings(diff=True), 0)
     assert result.rows
     for i, row in enumerate(result.rows):
         broken = tmp_path / f"broken_{i}.rs"
@@ -170,7 +170,7 @@ def test_each_vox_operator_provokes_its_error(vox_oracle):
 
 def test_vox_repair_rows_recheck_and_cap_retired_forms(vox_oracle):
     decls = extract_paths([ROOT / "examples" / "vox"], ExtractOptions(jobs=1)).declarations
-    result = repair_rows(decls, vox_oracle, RepairConfig(seed=0), lang="vox")
+    result = repair_rows(decls, vox_oracle, RepairSettings(), 0, lang="vox")
     rows = result.rows
     assert len({r.operator for r in rows}) >= 4
     assert sum(r.operator == "retired_syntax" for r in rows) <= 0.1 * len(rows) + 1e-9

@@ -14,7 +14,7 @@ from synth.assemble.snapshot import assemble
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.package import UNKNOWN, crate_package, license_from_files, permitted, spdx
-from synth.mutate.repair import RepairConfig, repair_rows, write_run
+from synth.mutate.repair import RepairSettings, repair_rows, write_run
 
 REGISTRY = Path("/usr/share/cargo/registry")
 MEMCHR = REGISTRY / "memchr-2.5.0"
@@ -59,7 +59,7 @@ def test_a_licence_expression_is_permitted_by_one_alternative_whole(expression, 
 def test_repair_rows_carry_their_crate_and_assembly_keeps_only_accepted_licences(tmp_path):
     decls = extract_paths([MEMCHR / "src" / "memchr" / "naive.rs", EXAMPLE_CRATE],
                           ExtractOptions(jobs=1)).declarations
-    result = repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairConfig(seed=0))
+    result = repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairSettings(), 0)
     rows = result.rows
     sources = Counter((r.provenance.source_name, r.provenance.source_version, r.provenance.license) for r in rows)
     assert set(sources) == {("memchr", "2.5.0", "Unlicense OR MIT"), ("synth_examples", "0.1.0", UNKNOWN)}, sources

@@ -12,7 +12,7 @@ from synth.assemble.tasks import repair_task
 from synth.baselines import apply_edits, rustc_fix
 from synth.extract.extract import ExtractOptions, extract_paths
 from synth.judge import Judge, deletes_the_error
-from synth.mutate.repair import RepairConfig, repair_rows
+from synth.mutate.repair import RepairSettings, repair_rows
 from synth.task import Task
 
 CONTEXT = "pub struct Stats {\n    pub count: u32,\n}\n\n"
@@ -95,7 +95,7 @@ def test_tasks_from_real_repair_rows_pass_on_their_reference_and_fail_unchanged(
                                      "        let before = self.count;\n        self.count = before + by;\n"
                                      "        self.count\n    }\n}\n")
     decls = extract_paths([str(tmp_path)], ExtractOptions(jobs=1)).declarations
-    result = repair_rows(decls, rust_oracle, RepairConfig(max_share=1.0, in_crate="never"))
+    result = repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0, in_crate="never"))
     tasks = [repair_task(json.loads(r.model_dump_json())) for r in result.rows]
     assert len(tasks) >= 4 and all(tasks) and {t.signature for t in tasks} == {  # the impl block is a declaration too
         "pub fn total(xs: &[u32]) -> u32", "pub fn bump(&mut self, by: u32) -> u32", "impl Stats"}
@@ -113,7 +113,7 @@ def test_rows_over_the_token_limits_are_rejected_before_any_compile(tmp_path):
 
     (tmp_path / "lib.rs").write_text(CONTEXT + ORIGINAL + "\n\npub fn one() -> u32 {\n    let n = 1;\n    n\n}\n")
     decls = extract_paths([str(tmp_path)], ExtractOptions(jobs=1)).declarations
-    config = RepairConfig(max_share=1.0, in_crate="never")
+    config = RepairSettings(max_share=1.0, in_crate="never")
     unlimited, limited = RustOracle(OracleSettings()), RustOracle(OracleSettings())
     everything = repair_rows(decls, unlimited, config)
     fitting = repair_rows(decls, limited, config, fit=Fit(TokenLimits(max_answer=20)))

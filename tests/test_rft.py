@@ -15,7 +15,7 @@ from synth.completion import answer_code
 from synth.docs.documented import doc_lane
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.graphs.rft import ApiSampler, PolicySampler, RftConfig, pairs, run_rft
+from synth.graphs.rft import ApiSampler, PolicySampler, RftSettings, pairs, run_rft
 from synth.judge import Judge
 from synth.llm.client import LLMClient
 from synth.llm.ledger import Ledger
@@ -61,7 +61,7 @@ def test_rft_keeps_passing_samples_and_pairs_them(tasks, tmp_path, monkeypatch):
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
         sampler = ApiSampler(client, ModelSettings(provider="openai", model="gpt-4o-mini",
                                                    base_url=server.base_url + "/v1"))
-        result = run_rft(tasks, sampler, judge(), RftConfig(k=4, cap_per_task=2))
+        result = run_rft(tasks, sampler, judge(), RftSettings(k=4, cap_per_task=2))
         assert server.requests == 3  # one request per task: k samples through `n`
     figures = {name_of(t.prompt): f for t, f in zip(tasks, result.figures(4))}
     assert [figures[n]["passed"] for n in NAMES] == [4, 1, 0]
@@ -88,7 +88,7 @@ def test_one_sample_requests_for_servers_without_n(tasks, tmp_path, monkeypatch)
     with FakeLLMServer(responder=respond) as server:
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
         spec = ModelSettings(provider="openai", model="m", base_url=server.base_url + "/v1", free=True, multi_sample=False)
-        result = run_rft(tasks[:1], ApiSampler(client, spec, seed=7), judge(), RftConfig(k=3))
+        result = run_rft(tasks[:1], ApiSampler(client, spec, seed=7), judge(), RftSettings(k=3))
     assert sorted(seen) == [(1, 7), (1, 8), (1, 9)] and result.figures(3)[0]["passed"] == 3
 
 
@@ -97,10 +97,10 @@ def test_rft_from_a_local_policy_keeps_nothing_and_says_so(tasks, tmp_path):
 
     model = build_tiny_model(tmp_path / "tiny", [t.prompt + t.reference for t in tasks] * 4)
     spec = ModelSettings(provider="local", model=str(model), max_tokens=24)
-    result = run_rft(tasks, PolicySampler(spec, seed=1), judge(), RftConfig(k=3))
+    result = run_rft(tasks, PolicySampler(spec, seed=1), judge(), RftSettings(k=3))
     assert all(f["samples"] == 3 and f["passed"] == 0 for f in result.figures(3))
     assert result.message().startswith("rft: 0 samples kept from 3 tasks; 0/9 samples passed")
-    again = run_rft(tasks, PolicySampler(spec, seed=1), judge(), RftConfig(k=3))
+    again = run_rft(tasks, PolicySampler(spec, seed=1), judge(), RftSettings(k=3))
     assert [s.completions for s in again.sampled] == [s.completions for s in result.sampled]  # seeded
 
 
@@ -116,8 +116,8 @@ def test_rft_runs_the_crate_tests_on_passing_samples(tasks, decls, tmp_path, mon
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
         sampler = ApiSampler(client, ModelSettings(provider="openai", model="gpt-4o-mini",
                                                    base_url=server.base_url + "/v1"))
-        compiled_only = run_rft([gcd], sampler, judge(), RftConfig(k=2))
-        tested = run_rft([gcd], sampler, judge(), RftConfig(k=2, tests=CargoOracle()), spots={gcd.id: spot})
+        compiled_only = run_rft([gcd], sampler, judge(), RftSettings(k=2))
+        tested = run_rft([gcd], sampler, judge(), RftSettings(k=2), tests=CargoOracle(), spots={gcd.id: spot})
     assert compiled_only.sampled[0].kept  # it compiles...
     assert not tested.sampled[0].kept and tested.stats["tested"] == 2  # ...but the crate's tests reject it
 
@@ -130,7 +130,7 @@ def test_an_empty_or_unrelated_completion_is_not_a_pass(tasks):
         def complete(self, prompts, k):
             return [["", "pub fn something_else() {}"][:k] for _ in prompts]
 
-    result = run_rft(tasks[:2], Empty(), judge(), RftConfig(k=2))
+    result = run_rft(tasks[:2], Empty(), judge(), RftSettings(k=2))
     assert all(not s.kept and not any(s.passed) for s in result.sampled)
 
 

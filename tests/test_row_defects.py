@@ -16,7 +16,7 @@ from synth.extract.model import Declaration, standalone_source
 from synth.extract.rust_syntax import rust_parser
 from synth.extract.vox import parse_vox
 from synth.mutate.diagnostics import answer_offset, render_diagnostics
-from synth.mutate.repair import RepairConfig, balance, repair_rows, write_run
+from synth.mutate.repair import RepairSettings, balance, repair_rows, write_run
 from synth.rows import Provenance, make_row
 
 
@@ -52,8 +52,8 @@ def test_identical_blocks_in_two_files_get_two_row_ids(tmp_path, rust_oracle):
         "src/ast.rs": "pub mod print;\n", "src/hir.rs": "pub mod print;\n",
         "src/ast/print.rs": PRINTER, "src/hir/print.rs": PRINTER})
     decls = extract_paths([crate], ExtractOptions(jobs=1)).declarations
-    first = repair_rows(decls, rust_oracle, RepairConfig(seed=0, max_share=1.0)).rows
-    again = repair_rows(decls, rust_oracle, RepairConfig(seed=0, max_share=1.0)).rows
+    first = repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0), 0).rows
+    again = repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0), 0).rows
     assert {r.provenance.source_path for r in first} == {"src/ast/print.rs", "src/hir/print.rs"}
     ids = [r.id for r in first]
     assert len(ids) == len(set(ids)) >= 4, Counter(ids).most_common(2)
@@ -62,7 +62,7 @@ def test_identical_blocks_in_two_files_get_two_row_ids(tmp_path, rust_oracle):
     versions = [write(tmp_path / f"printer-1.0.{v}", {"Cargo.toml": CARGO.format(name="printer"), "src/lib.rs": PRINTER})
                 for v in (0, 1)]
     rows = repair_rows(extract_paths(versions, ExtractOptions(jobs=1)).declarations, rust_oracle,
-                       RepairConfig(seed=0, max_share=1.0)).rows
+                       RepairSettings(max_share=1.0), 0).rows
     assert len({r.id for r in rows}) == len(rows) and len({r.provenance.source_path for r in rows}) == 2
 
 
@@ -125,7 +125,7 @@ def test_balance_keeps_a_row_per_operator_and_code_when_few_are_killed(tmp_path)
 def test_balance_drops_are_counted_in_stats(tmp_path, rust_oracle):
     crate = write(tmp_path / "few", {"Cargo.toml": CARGO.format(name="few"), "src/lib.rs": PRINTER})
     decls = extract_paths([crate], ExtractOptions(jobs=1)).declarations
-    result = repair_rows(decls, rust_oracle, RepairConfig(seed=0))
+    result = repair_rows(decls, rust_oracle, RepairSettings(), 0)
     killed = sum(s.killed for s in result.stats.values())
     assert 0 < len(result.rows) <= killed
     summary = write_run({"rust": result}, tmp_path / "run")
@@ -179,7 +179,7 @@ impl<'a> Finder for One<'a> {
 def test_method_prompts_show_their_impl_and_dedented_code(tmp_path, rust_oracle):
     crate = write(tmp_path / "memchr", {"Cargo.toml": CARGO.format(name="memchr"), "src/lib.rs": FINDER})
     decls = extract_paths([crate], ExtractOptions(jobs=1)).declarations
-    rows = repair_rows([d for d in decls if d.kind == "method"], rust_oracle, RepairConfig(seed=0, max_share=1.0)).rows
+    rows = repair_rows([d for d in decls if d.kind == "method"], rust_oracle, RepairSettings(max_share=1.0), 0).rows
     assert {r.fixed.split("(")[0] for r in rows} >= {"pub fn find", "fn count"}
     for row in rows:
         header = "impl<'a> Finder for One<'a> {" if "fn count" in row.fixed else "impl<'a> One<'a> {"

@@ -12,7 +12,7 @@ from synth.assemble.snapshot import Snapshot, write_snapshot
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.jsonl import write_jsonl
-from synth.mutate.repair import RepairConfig, repair_rows
+from synth.mutate.repair import RepairSettings, repair_rows
 from synth.row_pack import MIN_SHARED, read_rows, write_rows
 from synth.rows import Row
 
@@ -21,7 +21,7 @@ from synth.rows import Row
 def rows() -> list[Row]:
     decls = extract_paths([EXAMPLE_CRATE], ExtractOptions(jobs=1)).declarations
     decls = [d for d in decls if d.path.endswith(("stats.rs", "geometry.rs"))]
-    made = repair_rows(decls, RustOracle(OracleSettings()), RepairConfig(seed=0)).rows
+    made = repair_rows(decls, RustOracle(OracleSettings()), RepairSettings(), 0).rows
     assert len(made) >= 10 and len({r.context for r in made}) < len(made)  # rows share contexts
     return made
 

@@ -16,7 +16,7 @@ from synth.llm.ledger import Ledger
 from synth.llm.response_cache import ResponseCache
 from synth.tools.checks import check_leak, name_variants
 from synth.tools.definitions import list_live, load_tools_file, validate_definitions
-from synth.tools.stage import ToolStageConfig, run_tool_stage
+from synth.tools.stage import ToolcallsSettings, ToolRun, run_tool_stage
 
 SERVER = (sys.executable, [str(ROOT / "examples" / "mcp" / "server.py")])
 LANES = ("app", "workflow", "ai", "interop", "data", "platform")
@@ -98,7 +98,7 @@ def test_tool_rows_are_valid_leak_free_and_executed_only_when_safe(tmp_path, mon
     with FakeLLMServer(responder=scripted(tools)) as server:
         client = LLMClient(Ledger(tmp_path / "l.sqlite", 1.0), ResponseCache(tmp_path / "c"))
         result = run_tool_stage(tools, client, ModelSettings(provider="openai", model="gpt-4o-mini", base_url=server.base_url + "/v1"),
-                                ToolStageConfig(k=10, per_tool=2, seed=0, server=SERVER))
+                                ToolcallsSettings(k=10, per_tool=2), ToolRun(seed=0, server=SERVER))
     by_name = {t.name: t for t in tools}
     rows = result.rows
     print(f"\n{len(rows)} rows; rejections by check {dict(result.rejections)}; hard negatives: "

@@ -5,13 +5,13 @@ with a compiler and spends nothing; its `prefix` setting is in its fingerprint."
 from __future__ import annotations
 
 from oracles.verdict import Verdict
-from synth.lanes.base import Lane, StageSettings, by_declaration
+from synth.lanes.base import Lane, LaneSettings, by_declaration
 from synth.lanes.estimate import plan_row
 from synth.rows import Provenance, make_row
 from synth.store import fingerprint
 
 
-class EchoSettings(StageSettings):
+class EchoSettings(LaneSettings):
     prefix: str = "Summarize"
 
 

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from oracles.settings import OracleSettings
+from synth.llm.models import ModelSettings
 from synth.strict import Strict as _Strict
 from synth.strict import explain
 
@@ -79,7 +80,7 @@ class Eval(_Strict):
     top_p: float = Field(0.95, gt=0, le=1)
     max_new_tokens: int = Field(256, gt=0)
     batch_size: int = Field(16, gt=0)  # prompts generated together (left-padded)
-    dtype: Literal["float32", "bfloat16"] = "float32"  # the model's weights while generating
+    dtype: Literal["float32", "bfloat16"] = ModelSettings.model_fields["dtype"].default  # the weights while generating
     shots: int = Field(0, ge=0)  # worked examples (from `examples`) shown before each task, per family
     examples: str = ""  # a tasks file whose tasks (with their reference answers) are the worked examples
     bootstrap: int = Field(2000, gt=99)

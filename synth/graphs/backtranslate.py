@@ -23,10 +23,12 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from oracles.verdict import Candidate, Verdict
+from pydantic import Field
+
+from synth.lane_settings import LaneSettings
 from synth.completion import answer_code, defines, definition_of, is_hollow
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, crate_name, language_and_fence, standalone_source
-from synth.llm.models import ModelSettings
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, make_row
@@ -34,14 +36,20 @@ from synth.rows import Provenance, Row, make_row
 from .instructions import instruction_problems, row_prompt
 
 
-@dataclass
-class BacktranslateConfig:
-    writer: ModelSettings
-    regenerator: ModelSettings | None = None  # default: the writer
-    judge: ModelSettings | None = None  # default: the writer
-    max_attempts: int = 3
-    workers: int = 4
-    seed: int = 0
+class BacktranslateSettings(LaneSettings):
+    """[lanes.backtranslate], taken whole by `run_backtranslation` with the [models] it names."""
+    model: str = ""  # writes the instruction
+    regenerator: str | None = None  # writes code from the instruction (default: the writer)
+    judge: str | None = None  # rates the instruction (default: the writer)
+    max_attempts: int = Field(3, gt=0)
+    limit: int = Field(0, ge=0)  # at most this many declarations (0: all)
+    workers: int = Field(4, gt=0)
+
+
+def named_models(settings: BacktranslateSettings, models: dict) -> tuple:
+    """(writer, regenerator, judge) as [models] defines them; None where the writer stands in."""
+    return (models[settings.model], models[settings.regenerator] if settings.regenerator else None,
+            models[settings.judge] if settings.judge else None)
 
 
 class State(TypedDict, total=False):
@@ -91,9 +99,9 @@ class BacktranslateResult:
     stats: Counter = field(default_factory=Counter)  # per node: calls, passes, retries
 
 
-def build_graph(client, oracle, config: BacktranslateConfig, stats: Counter, checkpointer=None):
-    regen_spec = config.regenerator or config.writer
-    judge_spec = config.judge or config.writer
+def build_graph(client, oracle, settings: BacktranslateSettings, models: tuple, stats: Counter, checkpointer=None):
+    writer, regenerator, judge = models
+    regen_spec, judge_spec = regenerator or writer, judge or writer
 
     def ask(spec, prompt: str, template_name: str) -> str:
         return client.complete(spec.request(prompt, template_name)).texts[0]
@@ -101,7 +109,7 @@ def build_graph(client, oracle, config: BacktranslateConfig, stats: Counter, che
     def write(state: State) -> State:
         decl = Declaration.model_validate(state["decl"])
         stats["write"] += 1
-        text = ask(config.writer, instruction_prompt(decl, state.get("feedback", "")), "backtranslate_instruction")
+        text = ask(writer, instruction_prompt(decl, state.get("feedback", "")), "backtranslate_instruction")
         return {"instruction": text.strip(), "attempt": state.get("attempt", 0) + 1}
 
     def check(state: State) -> State:
@@ -148,12 +156,12 @@ def build_graph(client, oracle, config: BacktranslateConfig, stats: Counter, che
     def after_check(state: State) -> str:
         if not state["problems"]:
             return "regenerate"
-        return "write" if state["attempt"] < config.max_attempts else "reject"
+        return "write" if state["attempt"] < settings.max_attempts else "reject"
 
     def after_judge(state: State) -> str:
         if state["faithful"]:
             return "accept"
-        return "write" if state["attempt"] < config.max_attempts else "reject"
+        return "write" if state["attempt"] < settings.max_attempts else "reject"
 
     graph = StateGraph(State)
     for name, fn in (("write", write), ("check", check), ("regenerate", regenerate), ("verify", verify),
@@ -170,9 +178,10 @@ def build_graph(client, oracle, config: BacktranslateConfig, stats: Counter, che
     return graph.compile(checkpointer=checkpointer)
 
 
-def run_backtranslation(decls: list[Declaration], client, oracle, config: BacktranslateConfig,
-                        checkpoint_path: str | None = None, on_item=None) -> BacktranslateResult:
-    """Rows for the declarations whose original compiles standalone. With `checkpoint_path`, a
+def run_backtranslation(decls: list[Declaration], client, oracle, settings: BacktranslateSettings, models: dict,
+                        seed: int = 0, checkpoint_path: str | None = None, on_item=None) -> BacktranslateResult:
+    """Rows for the declarations whose original compiles standalone (`models`: [models], which
+    the settings name). With `checkpoint_path`, a
     killed run resumes each item where it was (answers already paid for come from the cache).
     `on_item(outcome)` is called as each item finishes (progress display)."""
     result = BacktranslateResult()
@@ -186,14 +195,15 @@ def run_backtranslation(decls: list[Declaration], client, oracle, config: Backtr
     saver = None
     if checkpoint_path:
         saver = SqliteSaver(sqlite3.connect(checkpoint_path, check_same_thread=False))
-    graph = build_graph(client, oracle, config, result.stats, saver)
+    named = named_models(settings, models)
+    graph = build_graph(client, oracle, settings, named, result.stats, saver)
 
-    settings = hashlib.sha256(repr((config.writer, config.regenerator, config.judge, config.max_attempts,
-                                    config.seed, getattr(oracle, "toolchain", ""))).encode()).hexdigest()[:12]
+    same = hashlib.sha256(repr((*named, settings.max_attempts, seed,
+                                getattr(oracle, "toolchain", ""))).encode()).hexdigest()[:12]
 
     def one(item):
         decl, verdict = item
-        thread_id = f"backtranslate:{settings}:{decl.id}"  # other settings: another thread
+        thread_id = f"backtranslate:{same}:{decl.id}"  # other settings: another thread
         thread = {"configurable": {"thread_id": thread_id}}
         try:
             snapshot = graph.get_state(thread) if saver else None
@@ -212,11 +222,11 @@ def run_backtranslation(decls: list[Declaration], client, oracle, config: Backtr
             on_item(final["outcome"])
         return decl, verdict, final
 
-    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, settings.workers)) as pool:
         outcomes = list(pool.map(one, ready))
     for decl, verdict, final in outcomes:
         if final["outcome"] == "accepted":
-            result.rows.append(_row(decl, verdict, final, config))
+            result.rows.append(_row(decl, verdict, final, named[0].model, seed))
         elif final["outcome"] == "rejected":
             result.rejected.append({"decl": decl.id, "name": decl.name, "reason": final["reason"],
                                     "instruction": final.get("instruction")})
@@ -227,13 +237,13 @@ def run_backtranslation(decls: list[Declaration], client, oracle, config: Backtr
     return result
 
 
-def _row(decl: Declaration, verdict: Verdict, final: State, config: BacktranslateConfig) -> Row:
+def _row(decl: Declaration, verdict: Verdict, final: State, model: str, seed: int) -> Row:
     return make_row(
         lang=decl.lang, lane=f"{decl.lang}_codegen", task="codegen", prompt=row_prompt(decl, final["instruction"]),
         response=decl.clean_text, verdict=verdict, system=system_prompt(),
         provenance=Provenance(**package_of(decl).fields(), source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id, stage="backtranslate",
-                              model=config.writer.model, prompt_template_hash=template_hash("backtranslate_instruction"),
-                              seed=config.seed),
+                              model=model, prompt_template_hash=template_hash("backtranslate_instruction"),
+                              seed=seed),
         checked_source=standalone_source(decl), rating=final["rating"], instruction=final["instruction"],
         regenerated=final.get("regenerated"), regenerated_passed=bool(final.get("regen_passed")),
         attempts=final.get("attempt", 1), context=decl.context, must_define=[decl.name], crate=crate_name(decl),

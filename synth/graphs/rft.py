@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
+from pydantic import Field
 
 from oracles.verdict import Splice
+
+from synth.lane_settings import LaneSettings
 from synth.chat import serve_prompt
 from synth.completion import answer_code, code_is_final
 from synth.judge import Judge, Outcome
@@ -60,11 +63,17 @@ class PolicySampler:
                                      batch_size=max(1, self.batch // k), until=code_is_final)
 
 
-@dataclass
-class RftConfig:
-    k: int = 4
-    cap_per_task: int = 2
-    tests: object = None  # a CargoOracle: samples that count must also pass their crate's tests
+class RftSettings(LaneSettings):
+    """[lanes.rft], taken whole by `run_rft`."""
+    model: str = ""
+    k: int = Field(4, gt=0)  # samples per task
+    cap_per_task: int = Field(2, gt=0)  # distinct passing samples kept per task
+    families: list[str] = Field(default_factory=lambda: ["codegen", "repair"])  # which tasks are sampled
+    # only the tasks [tasks] makes RL tasks (expert iteration: the policy's own answers to them join SFT)
+    only_rl: bool = False
+    # at most this many tasks (0: all): those first in a seeded order of their ids, so an edit
+    # elsewhere does not change which ones are taken
+    limit: int = Field(0, ge=0)
 
 
 @dataclass
@@ -138,7 +147,7 @@ class State(TypedDict, total=False):
     sampled: list[Sampled]
 
 
-def build_graph(sampler, judge: Judge, config: RftConfig, stats: Counter, spots: dict | None = None):
+def build_graph(sampler, judge: Judge, config: RftSettings, stats: Counter, spots: dict | None = None, tests=None):
     """sample (every task's k samples, batched) -> verify (one judgement of them all) -> select."""
     def sample(state: State) -> State:
         stats["sample_calls"] += 1
@@ -154,7 +163,7 @@ def build_graph(sampler, judge: Judge, config: RftConfig, stats: Counter, spots:
             mine = outcomes[start:start + len(replies)]
             start += len(replies)
             spot = (spots or {}).get(task.id)
-            tested = crate_tests(task, spot, replies, mine, config.tests, stats) if config.tests and spot else []
+            tested = crate_tests(task, spot, replies, mine, tests, stats) if tests and spot else []
             sampled.append(Sampled(task, replies, mine, crate_tests=tested))
         return {"sampled": sampled}
 
@@ -174,15 +183,16 @@ def build_graph(sampler, judge: Judge, config: RftConfig, stats: Counter, spots:
     return graph.compile()
 
 
-def run_rft(tasks: list[Task], sampler, judge: Judge, config: RftConfig | None = None, spots: dict | None = None,
-            on_item=None) -> RftResult:
+def run_rft(tasks: list[Task], sampler, judge: Judge, settings: RftSettings | None = None, spots: dict | None = None,
+            on_item=None, tests=None) -> RftResult:
     """Every task's samples, verdicts and kept samples (`spots`: task id -> where its declaration
-    sits in its crate, for the crate's tests)."""
-    config = config or RftConfig()
+    sits in its crate, for the crate's tests; `tests`: a CargoOracle, then a sample that counts
+    must also pass them)."""
+    config = settings or RftSettings()
     result = RftResult()
     if not tasks:
         return result
-    final = build_graph(sampler, judge, config, result.stats, spots).invoke({"tasks": list(tasks)})
+    final = build_graph(sampler, judge, config, result.stats, spots, tests).invoke({"tasks": list(tasks)})
     result.sampled = final["sampled"]
     if on_item:
         for s in result.sampled:

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pydantic import Field
-
-from synth.graphs.backtranslate import (BacktranslateConfig, instruction_prompt, judge_prompt, regenerate_prompt,
-                                        run_backtranslation)
+from synth.graphs.backtranslate import (BacktranslateSettings, instruction_prompt, judge_prompt, named_models,
+                                        regenerate_prompt, run_backtranslation)
 from synth.store import fingerprint
 from synth.prompts import template_hash
 
-from .base import Lane, StageSettings, by_declaration, decl_key, toolchain_of
+from .base import Lane, by_declaration, decl_key, toolchain_of
 from .estimate import plan_row
 
 KINDS = {"rust": ("fn", "method"), "vox": ("fn",)}
@@ -20,19 +18,6 @@ TEMPLATES = {"write": "backtranslate_instruction", "regenerate": "backtranslate_
              "judge": "backtranslate_judge"}
 # Without an earlier run: one pass through write, regenerate and judge for every item.
 DEFAULT_ATTRITION = {"write": 1.0, "regenerate": 1.0, "judge": 1.0, "accept": 1.0}
-
-
-class BacktranslateSettings(StageSettings):
-    model: str = ""
-    judge: str | None = None  # default: the same model
-    max_attempts: int = Field(3, gt=0)
-    limit: int = Field(0, ge=0)  # at most this many declarations (0: all)
-    workers: int = Field(4, gt=0)
-
-
-def engine_config(settings: BacktranslateSettings, models: dict, seed: int) -> BacktranslateConfig:
-    return BacktranslateConfig(writer=models[settings.model], judge=models[settings.judge] if settings.judge else None,
-                               max_attempts=settings.max_attempts, workers=settings.workers, seed=seed)
 
 
 class BacktranslateLane(Lane):
@@ -46,12 +31,13 @@ class BacktranslateLane(Lane):
         return items[:settings.limit] if settings.limit else items
 
     def fingerprint(self, ctx, settings, lang, oracle):
-        judge = ctx.models[settings.judge] if settings.judge else None
-        return fingerprint("backtranslate", ctx.models[settings.model], judge, settings.max_attempts, ctx.seed,
-                           toolchain_of(oracle), [template_hash(t) for t in TEMPLATES.values()])
+        writer, regenerator, judge = named_models(settings, ctx.models)
+        return fingerprint("backtranslate", writer, judge, settings.max_attempts, ctx.seed,
+                           toolchain_of(oracle), [template_hash(t) for t in TEMPLATES.values()],
+                           *([regenerator] if regenerator else []))
 
     def process(self, ctx, settings, todo, oracle, out):
-        result = run_backtranslation(todo, ctx.client, oracle, engine_config(settings, ctx.models, ctx.seed),
+        result = run_backtranslation(todo, ctx.client, oracle, settings, ctx.models, ctx.seed,
                                      checkpoint_path=f"{ctx.cache_dir}/graphs.sqlite",
                                      on_item=ctx.ticker("backtranslate"))
         calls = Counter(out.extra.get("node_calls", {}))
@@ -65,12 +51,11 @@ class BacktranslateLane(Lane):
 
     def plan(self, ctx, settings, pending, estimate):
         writer = ctx.models[settings.model]
-        config = engine_config(settings, ctx.models, ctx.seed)
         measured = estimate.measured.get("backtranslate")
         rates = None
         if measured and measured.get("node_calls") and measured.get("processed"):
             rates = attrition(Counter(measured["node_calls"]), measured["processed"], measured["accepted"])
-        cost = plan_backtranslation(pending, config, estimate.prices, estimate.llm_cache, estimate.count_text, rates)
+        cost = plan_backtranslation(pending, settings, ctx.models, estimate.prices, estimate.llm_cache, estimate.count_text, rates)
         first = estimate.plan_calls([("backtranslate", writer.request(instruction_prompt(d, ""), TEMPLATES["write"]))
                                      for d in pending])
         calls = sum(cost["expected_calls"].values())
@@ -90,13 +75,13 @@ def attrition(stats: Counter, items: int, accepted: int) -> dict:
             "judge": stats["judge"] / items, "accept": accepted / items}
 
 
-def plan_backtranslation(decls: list, config: BacktranslateConfig, prices, cache, count_text,
+def plan_backtranslation(decls: list, settings: BacktranslateSettings, models: dict, prices, cache, count_text,
                          measured: dict | None = None) -> dict:
     """Expected and worst-case cost of back-translating `decls`: calls per item from the measured
     attrition (else one pass), tokens from the real prompts, completion lengths from history."""
     rates = measured or DEFAULT_ATTRITION
-    specs = {"write": config.writer, "regenerate": config.regenerator or config.writer,
-             "judge": config.judge or config.writer}
+    writer, regenerator, judge = named_models(settings, models)
+    specs = {"write": writer, "regenerate": regenerator or writer, "judge": judge or writer}
     mean_out = {node: cache.mean_output(spec.model, template_hash(TEMPLATES[node])) or spec.max_tokens
                 for node, spec in specs.items()}
     expected = worst = 0.0
@@ -109,7 +94,7 @@ def plan_backtranslation(decls: list, config: BacktranslateConfig, prices, cache
             price = prices.price(spec.model, free=spec.free)
             tin = count_text(prompts[node], spec.model, spec.provider) + 8
             expected += rates[node] * price.cost(tin, int(mean_out[node]))
-            worst += config.max_attempts * price.cost(tin, spec.max_tokens)
+            worst += settings.max_attempts * price.cost(tin, spec.max_tokens)
             calls[node] += rates[node]
     return {"items": len(decls), "expected_calls": {k: round(v, 1) for k, v in calls.items()},
             "expected_rows": round(rates["accept"] * len(decls), 1), "expected_cost_usd": round(expected, 6),

@@ -17,22 +17,7 @@ from synth.extract.model import Declaration
 from synth.fit import Fit
 from synth.store import ItemStore, fingerprint
 from synth.rows import Row
-from synth.strict import Strict
-
-
-class StageSettings(Strict):
-    """The settings every lane has; a lane's own settings class adds its keys."""
-    enabled: bool = False
-
-    def model_refs(self) -> list[str]:
-        """The [models] this lane calls (none for an LLM-free lane)."""
-        return [ref for ref in (getattr(self, "model", None), getattr(self, "judge", None)) if ref]
-
-    def check(self) -> None:
-        """Rules across keys of an enabled lane (ValueError says what is missing)."""
-
-    def resolve_paths(self, resolve) -> None:
-        """Make the lane's file settings relative to the config file (`resolve(path)`)."""
+from synth.lane_settings import LaneSettings
 
 
 @dataclass
@@ -95,17 +80,17 @@ class Lane:
     """The lane protocol, with the defaults most lanes want. Subclasses set `name` and
     `Settings` and implement `items`, `fingerprint`, `process` and `plan`."""
     name: ClassVar[str]
-    Settings: ClassVar[type[StageSettings]] = StageSettings
+    Settings: ClassVar[type[LaneSettings]] = LaneSettings
     needs: ClassVar[tuple[str, ...]] = ()  # lanes whose rows this lane reads (they run first)
     poses_tasks: ClassVar[bool] = False  # its rows can be RL and held-out tasks ([tasks])
     tasks_by_default: ClassVar[bool] = False  # with it enabled, tasks are written unless [tasks] enabled = false
     chunk: ClassVar[int] = 0  # > 0: `process` gets the items this many at a time, each part stored as it ends
 
-    def pays(self, settings: StageSettings, models: dict) -> bool:
+    def pays(self, settings: LaneSettings, models: dict) -> bool:
         """Whether the lane calls a model that is not free; the plan and the run both ask this."""
         return any(not models[ref].free for ref in settings.model_refs())
 
-    def skip_reason(self, settings: StageSettings, models: dict, cap: float, done: dict) -> str | None:
+    def skip_reason(self, settings: LaneSettings, models: dict, cap: float, done: dict) -> str | None:
         """Why the lane does not run now (None: it runs); `done`: the lanes run (or planned) so far.
         The plan and the run both ask this, so they agree on what is free."""
         if not settings.enabled:
@@ -115,7 +100,7 @@ class Lane:
         missing = [need for need in self.needs if need not in done]
         return f"needs the {missing[0]} stage's rows" if missing else None
 
-    def model_name(self, settings: StageSettings, models: dict) -> str | None:
+    def model_name(self, settings: LaneSettings, models: dict) -> str | None:
         refs = settings.model_refs()
         return models[refs[0]].model if refs else None
 

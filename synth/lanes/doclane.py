@@ -12,11 +12,11 @@ from synth.docs.documented import doc_candidates, doc_lane
 from synth.store import fingerprint
 from synth.prompts import template_hash
 
-from .base import Lane, StageSettings, by_declaration, toolchain_of
+from .base import Lane, LaneSettings, by_declaration, toolchain_of
 from .estimate import plan_row
 
 
-class DocLaneSettings(StageSettings):
+class DocLaneSettings(LaneSettings):
     # deprecated: [tasks] heldout_crates / heldout_share / rl_share (still read, moved there with a note)
     heldout_crates: list[str] | None = None
     heldout_share: float | None = Field(None, ge=0, lt=1)

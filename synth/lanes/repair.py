@@ -5,31 +5,20 @@ from __future__ import annotations
 import inspect
 from collections import Counter
 
-from typing import Literal
-
-from pydantic import Field
-
 from oracles.verdict import Candidate, Splice
 from synth.extract.model import standalone_source
 from synth.mutate import diagnostics
 from synth.mutate.in_crate import crate_name_of
-from synth.mutate.repair import (LANGS, OperatorStats, RepairConfig, balance, build_rows, eligible_declarations,
+from synth.mutate.balance import balance
+from synth.mutate.repair import (LANGS, OPERATOR_CAPS, OperatorStats, RepairSettings, build_rows, eligible_declarations,
                                   make_mutants, repair_prompt, repair_rows)
 from synth.store import fingerprint
 from synth.prompts import template_hash
 
-from .base import Lane, StageSettings, by_declaration, toolchain_of
+from .base import Lane, by_declaration, toolchain_of
 from .estimate import plan_row
 
 DEFAULT_RATES = {"candidates_per_item": 12.0, "rows_per_item": 4.0}
-
-
-class RepairSettings(StageSettings):
-    enabled: bool = True
-    max_share: float = Field(0.25, gt=0, le=1)  # no operator and no error code above this share of the rows
-    diff: bool = False  # answer with a unified diff instead of the fixed declaration
-    # Rust: verify in the real crate where the standalone file fails (or always, or never)
-    in_crate: Literal["fallback", "always", "never"] = "fallback"
 
 
 def row_format() -> str:
@@ -61,14 +50,12 @@ class RepairLane(Lane):
     def process(self, ctx, settings, todo, oracle, out):
         lang = todo[0].lang
         # No balancing per item: it is done once in `finish`, over the rows of all items.
-        config = RepairConfig(seed=ctx.seed, max_share=1.0, diff=settings.diff, operator_caps={},
-                              in_crate=settings.in_crate)
-        result = repair_rows(todo, oracle, config, lang=lang, crate_oracle=_crate_oracle(ctx, settings, lang),
-                             fit=ctx.fit)
+        result = repair_rows(todo, oracle, settings, ctx.seed, lang=lang, crate_oracle=_crate_oracle(ctx, settings, lang),
+                             fit=ctx.fit, balanced=False)
         return by_declaration(todo, result.rows, result.rejected, lang=lang)
 
     def finish(self, ctx, settings, out, items):
-        kept, dropped = balance(out.rows, settings.max_share, ctx.seed, RepairConfig().operator_caps)
+        kept, dropped = balance(out.rows, settings.max_share, ctx.seed, OPERATOR_CAPS)
         out.rows = sorted(kept, key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.operator))
         out.rejected += [{"decl": r.provenance.decl_hash, "operator": r.operator, "row_id": r.id,
                           "reason": f"balance: over {settings.max_share:.0%} share"} for r in dropped]
@@ -103,7 +90,7 @@ def planned_mutants(decls, ctx, settings) -> Counter:
         stats = {op.name: OperatorStats() for op in operators}
         mine = [d for d in decls if d.lang == lang]
         oracle, crate = ctx.oracles.get(lang), _crate_oracle(ctx, settings, lang)
-        for m in make_mutants(mine, operators, RepairConfig(seed=ctx.seed), stats, sites_of, apply_edit):
+        for m in make_mutants(mine, operators, ctx.seed, stats, sites_of, apply_edit):
             alone = Candidate.of(standalone_source(m.decl, m.broken))
             in_crate = Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte,
                               m.broken).candidate() if crate is not None and m.decl.crate_root else None

@@ -15,12 +15,11 @@ import dataclasses
 import inspect
 from pathlib import Path
 
-from pydantic import Field
 
 from synth import judge as judge_module
 from synth.assemble.tasks import becomes_rl, heldout_set, task_of
 from synth.completion import answer_code
-from synth.graphs.rft import ApiSampler, PolicySampler, RftConfig, Sampled, pairs, run_rft
+from synth.graphs.rft import ApiSampler, PolicySampler, RftSettings, Sampled, pairs, run_rft
 from synth.row_pack import read_rows
 from synth.judge import Judge
 from synth.llm.request import BudgetExceeded, CallFailed
@@ -28,22 +27,10 @@ from synth.prompts import system_prompt
 from synth.rows import Provenance, Row, make_row
 from synth.store import fingerprint
 
-from .base import Lane, StageSettings, toolchain_of
+from .base import Lane, toolchain_of
 from .estimate import plan_row
 
 DEFAULT_SAMPLE_S = 1.0  # seconds per local sample before any run measured it (SmolLM2-135M on 2 cores: ~0.5-1)
-
-
-class RftSettings(StageSettings):
-    model: str = ""
-    k: int = Field(4, gt=0)  # samples per task
-    cap_per_task: int = Field(2, gt=0)  # distinct passing samples kept per task
-    families: list[str] = Field(default_factory=lambda: ["codegen", "repair"])  # which tasks are sampled
-    # only the tasks [tasks] makes RL tasks (expert iteration: the policy's own answers to them join SFT)
-    only_rl: bool = False
-    # at most this many tasks (0: all): those first in a seeded order of their ids, so an edit
-    # elsewhere does not change which ones are taken
-    limit: int = Field(0, ge=0)
 
 
 class _SafeSampler:
@@ -123,8 +110,7 @@ class RftLane(Lane):
         sampler = _SafeSampler(PolicySampler(spec, ctx.seed) if spec.is_local else ApiSampler(ctx.client, spec, ctx.seed))
         origin = {task.id: row for task, row in rft_tasks(ctx.task_rows(), settings.families, set())}
         judge = Judge({todo[0].lang: oracle}, ctx.crate_oracle)
-        result = run_rft(todo, sampler, judge, RftConfig(k=settings.k, cap_per_task=settings.cap_per_task),
-                         on_item=ctx.ticker("rft"))
+        result = run_rft(todo, sampler, judge, settings, on_item=ctx.ticker("rft"))
         done = {}
         for sampled in result.sampled:
             task = sampled.task

@@ -7,55 +7,15 @@ calls at the end, without a call."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
-
-from pydantic import Field
 
 from synth.prompts import template, template_hash
 from synth.store import fingerprint
-from synth.strict import Strict
 from synth.tools.servers import configured_sets, name_clashes, save_sets
-from synth.tools.stage import ToolStageConfig, build_rows, hard_negative_share, verify_calls
+from synth.tools.stage import ToolcallsSettings, ToolRun, build_rows, hard_negative_share, verify_calls
 
-from .base import Lane, StageSettings
+from .base import Lane
 from .estimate import plan_row
-
-
-class McpServer(Strict):
-    """[[stages.toolcalls.servers]]: listed live at the start of each run; its tools are named `NAME__tool`."""
-    name: str = Field(pattern=r"^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$")
-    command: list[str] = Field(min_length=1)  # the program and its arguments (stdio)
-    env: list[str] = Field(default_factory=list)  # names of environment variables to pass through (none by default)
-    timeout_s: float = Field(60, gt=0)
-
-
-class ToolcallsSettings(StageSettings):
-    model: str = ""
-    tools: str = ""  # a JSON file of MCP tool definitions (the `tools/list` result)
-    server: list[str] = Field(default_factory=list)  # command + args of the live MCP server (stdio) that runs
-    # the saved file's read-only tools' calls; rows whose call fails are rejected
-    servers: list[McpServer] = Field(default_factory=list)
-    per_tool: int = Field(2, gt=0)
-    k: int = Field(10, gt=1)
-
-    def check(self) -> None:
-        if not (self.tools or self.servers):
-            raise ValueError("stages.toolcalls is enabled but names no tools file and no servers")
-        names = [s.name for s in self.servers]
-        if len(set(names)) != len(names):
-            raise ValueError(f"stages.toolcalls.servers: two servers are named {max(names, key=names.count)!r}")
-
-    def resolve_paths(self, resolve) -> None:
-        self.tools = resolve(self.tools) or ""
-        self.server = [resolve(a) if a.endswith(".py") else a for a in self.server]
-        for server in self.servers:
-            server.command = [resolve(a) if a.endswith(".py") else a for a in server.command]
-
-
-def engine_config(settings: ToolcallsSettings, seed: int, sets: list) -> ToolStageConfig:
-    return ToolStageConfig(k=settings.k, per_tool=settings.per_tool, seed=seed,
-                           list_hashes={s.name: s.hash for s in sets if s.name})
 
 
 class ToolcallsLane(Lane):
@@ -87,13 +47,13 @@ class ToolcallsLane(Lane):
                            template_hash("toolcall"))
 
     def process(self, ctx, settings, todo, oracle, out):
-        config = engine_config(settings, ctx.seed, todo)
         done = {}
         for tool_set in todo:
             runner = tool_set.server
-            verified = verify_calls(tool_set.tools, ctx.client, ctx.models[settings.model], replace(
-                config, server=(runner.command[0], list(runner.command[1:])) if runner else None,
-                env=runner.environment() if runner else None), on_item=ctx.ticker("toolcalls"))
+            run = ToolRun(seed=ctx.seed, server=(runner.command[0], list(runner.command[1:])) if runner else None,
+                          env=runner.environment() if runner else None)
+            verified = verify_calls(tool_set.tools, ctx.client, ctx.models[settings.model], settings, run,
+                                    on_item=ctx.ticker("toolcalls"))
             if not verified.rejections.get("not generated", 0):
                 done[self.key(tool_set)] = {"rows": [], "calls": verified.calls, "rejected": verified.rejected,
                                             "executed": verified.executed}
@@ -106,7 +66,8 @@ class ToolcallsLane(Lane):
 
     def finish(self, ctx, settings, out, items):
         calls = out.extra.pop("calls", [])
-        out.rows = build_rows(calls, [t for s in items for t in s.tools], engine_config(settings, ctx.seed, items))
+        out.rows = build_rows(calls, [t for s in items for t in s.tools], settings,
+                              ToolRun(seed=ctx.seed, list_hashes={s.name: s.hash for s in items if s.name}))
         out.extra["executed"] = sorted(set(out.extra.get("executed", [])))
         out.extra["hard_negative_share"] = round(hard_negative_share(out.rows), 4)
         out.extra["tool_lists"] = save_sets(Path(ctx.out) / "tools", items)

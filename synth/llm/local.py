@@ -9,6 +9,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from .models import ModelSettings
+
 _GENERATE_LOCK = threading.Lock()
 DTYPES = ("float32", "bfloat16")
 PREFILL_ROWS = 8
@@ -27,7 +29,7 @@ class LocalSampler:
     seed: int = 0
     adapter: str | Path | None = None  # a LoRA adapter directory applied on top (peft)
     # bfloat16: ~3x faster prompt processing on CPUs with AMX/AVX512-BF16 (and on GPUs)
-    dtype: str = "float32"
+    dtype: str = ModelSettings.model_fields["dtype"].default
 
     def __post_init__(self):
         import torch

@@ -6,15 +6,18 @@ declaration) and the context; the answer is the original declaration, or a unifi
 from __future__ import annotations
 
 import difflib
-import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
 
 from oracles.verdict import Candidate, Verdict
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, language_and_fence, standalone_source
 from synth.fit import Fit
+from synth.lane_settings import LaneSettings
 from synth.jsonl import write_json, write_jsonl
 from synth.row_pack import write_rows
 from synth.prompts import system_prompt, template, template_hash
@@ -22,6 +25,7 @@ from synth.rows import Provenance, Row, Verification, make_row
 
 from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
 from .diagnostics import answer_offset, render_diagnostics
+from .balance import balance, seeded_rng
 from .in_crate import InCrate, crate_jobs, crate_originals, crate_recipe, funnel
 from .vox_ops import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
 
@@ -32,16 +36,18 @@ LANGS = {"rust": (RUST_OPERATORS, rust_sites, apply), "vox": (VOX_OPERATORS, vox
 EXIT_ONLY = {"cargo-exit", "rustc-crash", "vox-exit"}
 
 
-@dataclass
-class RepairConfig:
-    seed: int = 0
-    max_share: float = 0.25  # no operator and no diagnostic code above this share of the rows
+class RepairSettings(LaneSettings):
+    """[lanes.repair], taken whole by `repair_rows` (and by `synth mutate`, whose flags default to it)."""
+    enabled: bool = True
+    max_share: float = Field(0.25, gt=0, le=1)  # no operator and no diagnostic code above this share of the rows
     diff: bool = False  # answer with a unified diff instead of the fixed declaration
-    # Tighter caps for some operators: retired-syntax mutants were over-represented in the audit.
-    operator_caps: dict[str, float] = field(default_factory=lambda: {op: 0.1 for op in RETIRED_OPERATORS})
     # Rust declarations whose standalone file fails are verified in their crate ("fallback"), or
     # all declarations of a crate are ("always"), or none ("never"). Needs a crate oracle.
-    in_crate: str = "fallback"
+    in_crate: Literal["fallback", "always", "never"] = "fallback"
+
+
+# Tighter caps for some operators: retired-syntax mutants were over-represented in the audit.
+OPERATOR_CAPS = {op: 0.1 for op in RETIRED_OPERATORS}
 
 
 @dataclass
@@ -84,11 +90,7 @@ class RepairResult:
         return out
 
 
-def _rng(seed: int, *parts: str) -> random.Random:
-    return random.Random(f"{seed}:" + ":".join(parts))
-
-
-def make_mutants(decls: list[Declaration], operators: list[Operator], config: RepairConfig,
+def make_mutants(decls: list[Declaration], operators: list[Operator], seed: int,
                  stats: dict[str, OperatorStats], sites_of=rust_sites, apply_edit=apply) -> list[Mutant]:
     mutants = []
     for decl in decls:
@@ -101,7 +103,7 @@ def make_mutants(decls: list[Declaration], operators: list[Operator], config: Re
             if not sites:
                 continue
             st.applicable += 1
-            edit = _rng(config.seed, decl.hash, op.name).choice(sites)
+            edit = seeded_rng(seed, decl.hash, op.name).choice(sites)
             broken = apply_edit(base, edit)
             if broken in seen:
                 st.duplicate += 1
@@ -118,7 +120,7 @@ def unified_diff(broken: str, fixed: str, name: str) -> str:
                                         fromfile=f"a/{name}", tofile=f"b/{name}"))
 
 
-def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: RepairConfig,
+def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], settings: RepairSettings, seed: int,
                recipes: dict[str, dict] | None = None) -> list[Row]:
     """`recipes`: for declarations verified in their crate, how to check them there again."""
     recipes = recipes or {}
@@ -130,20 +132,20 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], config: Rep
         recipe = recipes.get(decl.id)
         broken, fixed = m.broken, block_text(decl.clean_text)
         shown = render_diagnostics(m.verdict, broken, 0 if recipe else answer_offset(decl))
-        prompt = repair_prompt(decl, broken, shown, config.diff)
-        response = unified_diff(broken, fixed, f"{decl.name or 'decl'}.{fence}") if config.diff else fixed
+        prompt = repair_prompt(decl, broken, shown, settings.diff)
+        response = unified_diff(broken, fixed, f"{decl.name or 'decl'}.{fence}") if settings.diff else fixed
         codes = sorted({d.code or "syntax" for d in m.verdict.errors})
         row = make_row(
             lang=decl.lang, lane=f"{decl.lang}_repair", task="repair", prompt=prompt, response=response,
             verdict=originals[decl.id], system=system_prompt(),
             provenance=Provenance(**package_of(decl).fields(), source_path=decl.path, decl_hash=decl.hash, decl_id=decl.id,
                                   stage="repair", operator=m.operator,
-                                  prompt_template_hash=tmpl_hash, seed=config.seed),
+                                  prompt_template_hash=tmpl_hash, seed=seed),
             checked_source=standalone_source(decl, fixed), checked_broken_source=standalone_source(decl, broken),
             crate=crate_name(decl), name=decl.name, kind=decl.kind, signature=decl.signature,
             broken=broken, fixed=fixed, context=decl.context, wrapper_head=decl.wrapper_head,
             wrapper_tail=decl.wrapper_tail, operator=m.operator, diagnostic_codes=codes,
-            primary_code=(m.verdict.errors[0].code or "syntax"), answer_format="diff" if config.diff else "declaration",
+            primary_code=(m.verdict.errors[0].code or "syntax"), answer_format="diff" if settings.diff else "declaration",
             broken_verification=Verification.of(m.verdict).model_dump(),
         )
         if recipe:
@@ -165,37 +167,6 @@ def repair_prompt(decl: Declaration, broken: str, diagnostics: str, diff: bool) 
                                      instruction=instruction).strip()
 
 
-def balance(rows: list[Row], max_share: float, seed: int,
-            operator_caps: dict[str, float] | None = None) -> tuple[list[Row], list[Row]]:
-    """The largest set of rows (taken in seeded priority order) in which no operator and no
-    primary diagnostic code holds more than `max_share` (`operator_caps` may be tighter)."""
-    caps = operator_caps or {}
-    order = sorted(rows, key=lambda r: _rng(seed, r.id).random())
-    target = len(order)
-    picked: list[Row] = []
-    while target > 0:
-        op_used, code_used, picked = Counter(), Counter(), []
-        for r in order:
-            if op_used[r.operator] < _cap(min(max_share, caps.get(r.operator, 1.0)), target) and \
-                    code_used[r.primary_code] < _cap(max_share, target):
-                picked.append(r)
-                op_used[r.operator] += 1
-                code_used[r.primary_code] += 1
-                if len(picked) == target:
-                    break
-        if len(picked) >= target:
-            break
-        target = len(picked)  # not reachable: try the size that was
-    keep_ids = {r.id for r in picked[:target]}
-    return [r for r in rows if r.id in keep_ids], [r for r in rows if r.id not in keep_ids]
-
-
-def _cap(share: float, target: int) -> int:
-    """Rows one operator (or code) may hold: its share of the target, and never less than one,
-    so a small crate with a handful of killed mutants still gives rows."""
-    return max(1, int(share * target))
-
-
 def _check(oracle, sources: list[str], expect_pass: bool) -> list[Verdict]:
     candidates = [Candidate.of(s) for s in sources]
     if oracle.id == "rustc":  # the batched oracle takes the stage's expectation (cost only)
@@ -208,26 +179,28 @@ def eligible_declarations(decls: list[Declaration], lang: str) -> list[Declarati
     return [d for d in decls if d.lang == lang and d.kind in ELIGIBLE_KINDS[lang] and not d.near_parse_error]
 
 
-def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = None,
+def repair_rows(decls: list[Declaration], oracle, settings: RepairSettings | None = None, seed: int = 0,
                 lang: str = "rust", operators: list[Operator] | None = None, crate_oracle=None,
-                fit: Fit | None = None) -> RepairResult:
+                fit: Fit | None = None, balanced: bool = True) -> RepairResult:
     """Repair rows for the `lang` declarations (with their context), gated by `oracle`
     (RustOracle for Rust, VoxOracle for Vox); `crate_oracle` (CargoCrateOracle) checks Rust
-    declarations in their crate where `config.in_crate` says so. With `fit` ([tokens]), a
+    declarations in their crate where `settings.in_crate` says so. With `fit` ([tokens]), a
     declaration whose rows cannot fit (its answer, or its prompt without the broken code and the
-    errors) is left out before any compile, and a row whose prompt does not fit is rejected."""
-    config = config or RepairConfig()
+    errors) is left out before any compile, and a row whose prompt does not fit is rejected.
+    `balanced`: no operator or code over `settings.max_share` of these rows (a caller that
+    gathers rows of many calls balances them all at once instead)."""
+    settings = settings or RepairSettings()
     default_ops, sites_of, apply_edit = LANGS[lang]
     operators = operators or default_ops
     result = RepairResult(stats={op.name: OperatorStats() for op in operators})
     eligible = eligible_declarations(decls, lang)
     if fit is not None and fit.active:
-        eligible, too_long = _fitting(eligible, fit, config.diff)
+        eligible, too_long = _fitting(eligible, fit, settings.diff)
         result.rejected += too_long
-    use_crate = crate_oracle is not None and lang == "rust" and config.in_crate != "never"
+    use_crate = crate_oracle is not None and lang == "rust" and settings.in_crate != "never"
     # a declaration whose context was cut at its size budget goes straight to its crate: alone it
     # mostly fails for want of what was cut, at the cost of a check
-    alone = [d for d in eligible if not (use_crate and d.crate_root and (config.in_crate == "always" or d.context_truncated))]
+    alone = [d for d in eligible if not (use_crate and d.crate_root and (settings.in_crate == "always" or d.context_truncated))]
     # one with its own #[cfg(...)] may pass alone unseen: only its crate's probe check verifies it
     gated = {d.id for d in alone if cfg_gated(d)}
     alone = [d for d in alone if d.id not in gated]
@@ -255,7 +228,7 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
                 reason += f", nor in its crate: {in_crate_verified.why_not.get(decl.id, '')}"
             result.rejected.append({"decl": decl.id, "name": decl.name, "reason": reason,
                                     "diagnostics": [d.render() for d in verdict.errors] if verdict else []})
-    mutants = make_mutants([d for d in eligible if d.id in originals], operators, config, result.stats,
+    mutants = make_mutants([d for d in eligible if d.id in originals], operators, seed, result.stats,
                            sites_of, apply_edit)
     in_crate = [m for m in mutants if m.decl.id in recipes]
     standalone = [m for m in mutants if m.decl.id not in recipes]
@@ -282,15 +255,15 @@ def repair_rows(decls: list[Declaration], oracle, config: RepairConfig | None = 
         else:
             st.killed += 1
             killed.append(m)
-    rows = build_rows(killed, originals, config, recipes)
+    rows = build_rows(killed, originals, settings, seed, recipes)
     if fit is not None and fit.active:
         rows, too_long = _fitting_rows(rows, fit)
         result.rejected += too_long
-    kept, dropped = balance(rows, config.max_share, config.seed, config.operator_caps)
+    kept, dropped = balance(rows, settings.max_share, seed, OPERATOR_CAPS) if balanced else (rows, [])
     for row in dropped:
         result.stats[row.operator].balanced_out += 1
         result.rejected.append({"decl": row.provenance.decl_hash, "operator": row.operator,
-                                "reason": f"balance: over {config.max_share:.0%} share", "row_id": row.id})
+                                "reason": f"balance: over {settings.max_share:.0%} share", "row_id": row.id})
     for row in kept:
         result.stats[row.operator].kept += 1
         result.codes.update(row.diagnostic_codes)

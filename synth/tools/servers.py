@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .stage import McpServer
 from .definitions import ServerFailed, ToolDef, list_live, load_tools_file, validate_definitions
 
 
@@ -20,7 +21,7 @@ class ServerSpec:
     name: str
     command: tuple[str, ...]  # the program and its arguments
     env: tuple[str, ...] = ()  # names of environment variables passed through (values are never saved)
-    timeout_s: float = 60
+    timeout_s: float = McpServer.model_fields["timeout_s"].default
 
     def environment(self) -> dict[str, str]:
         return {k: os.environ[k] for k in self.env if k in os.environ}

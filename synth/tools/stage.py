@@ -13,19 +13,54 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pydantic import Field
+
 from oracles.verdict import Verdict
+from synth.lane_settings import LaneSettings
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, make_row
+from synth.strict import Strict
 
 from .checks import check_format, check_leak, check_schema
 from .definitions import ServerFailed, ToolDef, execute_live
 
 
+class McpServer(Strict):
+    """[[stages.toolcalls.servers]]: listed live at the start of each run; its tools are named `NAME__tool`."""
+    name: str = Field(pattern=r"^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$")
+    command: list[str] = Field(min_length=1)  # the program and its arguments (stdio)
+    env: list[str] = Field(default_factory=list)  # names of environment variables to pass through (none by default)
+    timeout_s: float = Field(60, gt=0)
+
+
+class ToolcallsSettings(LaneSettings):
+    """[lanes.toolcalls], taken whole by `verify_calls` and `build_rows`."""
+    model: str = ""
+    tools: str = ""  # a JSON file of MCP tool definitions (the `tools/list` result)
+    server: list[str] = Field(default_factory=list)  # command + args of the live MCP server (stdio) that runs
+    # the saved file's read-only tools' calls; rows whose call fails are rejected
+    servers: list[McpServer] = Field(default_factory=list)
+    per_tool: int = Field(2, gt=0)
+    k: int = Field(10, gt=1)
+
+    def check(self) -> None:
+        if not (self.tools or self.servers):
+            raise ValueError("stages.toolcalls is enabled but names no tools file and no servers")
+        names = [s.name for s in self.servers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"stages.toolcalls.servers: two servers are named {max(names, key=names.count)!r}")
+
+    def resolve_paths(self, resolve) -> None:
+        self.tools = resolve(self.tools) or ""
+        self.server = [resolve(a) if a.endswith(".py") else a for a in self.server]
+        for server in self.servers:
+            server.command = [resolve(a) if a.endswith(".py") else a for a in server.command]
+
+
 @dataclass
-class ToolStageConfig:
-    k: int = 10  # tools offered in a selection row
-    per_tool: int = 2  # tasks asked per tool
+class ToolRun:
+    """What one run gives the engine besides the settings: where calls run, the lists' hashes."""
     seed: int = 0
     server: tuple[str, list[str]] | None = None  # (command, args) of the live server, for execution checks
     env: dict | None = None  # extra environment for the server (names the user chose to pass through)
@@ -88,16 +123,16 @@ def _verdict(tool: ToolDef, execution: str) -> Verdict:
                    toolchain=f"jsonschema {tool.validator().__class__.__name__}; execution: {execution}")
 
 
-def verify_calls(tools: list[ToolDef], client, spec, config: ToolStageConfig,
+def verify_calls(tools: list[ToolDef], client, spec, settings: ToolcallsSettings, run: ToolRun,
                  on_item=None) -> Verified:
-    """Ask for calls of each tool and check them; read-only tools' calls run on `config.server`."""
+    """Ask for calls of each tool and check them; read-only tools' calls run on `run.server`."""
     result = Verified()
     by_name = {t.name: t for t in tools}
     candidates = []  # (tool, task, arguments) that passed format, schema and leakage
     for tool in tools:
         if on_item:
             on_item(tool.qualified)
-        for variant in range(config.per_tool):
+        for variant in range(settings.per_tool):
             prompt = template("toolcall").format(variant=variant + 1, description=tool.description,
                                                  schema=json.dumps(tool.schema, sort_keys=True))
             try:
@@ -123,9 +158,9 @@ def verify_calls(tools: list[ToolDef], client, spec, config: ToolStageConfig,
                                         "reply": reply[:500]})
                 continue
             candidates.append((tool, task, arguments))
-    executions = _execute(candidates, config, result)
+    executions = _execute(candidates, run, result)
     for tool, task, arguments in candidates:
-        if tool.safe and config.server:
+        if tool.safe and run.server:
             ok, text = executions.get((tool.name, json.dumps(arguments, sort_keys=True)), (False, "not run"))
             if not ok:
                 result.rejections["execution"] += 1
@@ -134,25 +169,25 @@ def verify_calls(tools: list[ToolDef], client, spec, config: ToolStageConfig,
                 continue
             execution = "ran without error on the live server"
         else:
-            execution = "not run (tool not marked read-only)" if config.server else "not run (no live server)"
+            execution = "not run (tool not marked read-only)" if run.server else "not run (no live server)"
         result.calls.append({"tool": tool.qualified, "task": task, "arguments": arguments, "execution": execution})
     return result
 
 
-def _execute(candidates, config: ToolStageConfig, result: Verified) -> dict:
+def _execute(candidates, run: ToolRun, result: Verified) -> dict:
     """Only read-only tools' calls are ever sent to the server."""
     safe = [(t.name, a) for t, _, a in candidates if t.safe]
-    if not (config.server and safe):
+    if not (run.server and safe):
         return {}
     try:
-        outcomes = execute_live(*config.server, safe, env=config.env)
+        outcomes = execute_live(*run.server, safe, env=run.env)
     except ServerFailed as exc:  # every safe call is then unverified: rejected with the reason
         return {(name, json.dumps(a, sort_keys=True)): (False, f"(the session failed) {exc}") for name, a in safe}
     result.executed += [name for name, _ in safe]
     return {(name, json.dumps(a, sort_keys=True)): outcome for (name, a), outcome in zip(safe, outcomes)}
 
 
-def build_rows(calls: list[dict], tools: list[ToolDef], config: ToolStageConfig) -> list[Row]:
+def build_rows(calls: list[dict], tools: list[ToolDef], settings: ToolcallsSettings, run: ToolRun) -> list[Row]:
     """Two rows per verified call; each selection row's menu is seeded by the call itself, so
     one set's change does not reshuffle the others' rows."""
     by_qualified = {t.qualified: t for t in tools}
@@ -161,17 +196,17 @@ def build_rows(calls: list[dict], tools: list[ToolDef], config: ToolStageConfig)
         tool = by_qualified.get(call["tool"])
         if tool is None:  # its set is gone from this run
             continue
-        rng = random.Random(f"{config.seed}:{call['tool']}:{call['task']}")
-        rows += _rows(tool, call["task"], call["arguments"], tools, rng, config, call["execution"])
+        rng = random.Random(f"{run.seed}:{call['tool']}:{call['task']}")
+        rows += _rows(tool, call["task"], call["arguments"], tools, rng, settings.k, run, call["execution"])
     return sorted(rows, key=lambda r: (r.task, r.id))
 
 
-def run_tool_stage(tools: list[ToolDef], client, spec,
-                   config: ToolStageConfig | None = None, on_item=None) -> ToolResult:
+def run_tool_stage(tools: list[ToolDef], client, spec, settings: ToolcallsSettings | None = None,
+                   run: ToolRun | None = None, on_item=None) -> ToolResult:
     """One tool set, verified and made into rows."""
-    config = config or ToolStageConfig()
-    verified = verify_calls(tools, client, spec, config, on_item)
-    return ToolResult(**verified.__dict__, rows=build_rows(verified.calls, tools, config))
+    settings, run = settings or ToolcallsSettings(), run or ToolRun()
+    verified = verify_calls(tools, client, spec, settings, run, on_item)
+    return ToolResult(**verified.__dict__, rows=build_rows(verified.calls, tools, settings, run))
 
 
 def tool_lang(tool: ToolDef) -> str:
@@ -180,17 +215,17 @@ def tool_lang(tool: ToolDef) -> str:
     return "json" if tool.server else "vox"
 
 
-def _rows(tool, task, arguments, tools, rng, config, execution) -> list[Row]:
-    offered = offer(tool, tools, config.k, rng)
+def _rows(tool, task, arguments, tools, rng, k: int, run: ToolRun, execution) -> list[Row]:
+    offered = offer(tool, tools, k, rng)
     call = json.dumps({"name": tool.qualified, "arguments": arguments}, sort_keys=True)
     menu = "\n".join(f"- {t.qualified}: {t.description}" for t in offered)
     provenance = Provenance(source_path=f"mcp:{tool.server}/tools/list" if tool.server else "tools/list",
                             decl_hash=tool.qualified, stage="toolcalls",
-                            prompt_template_hash=template_hash("toolcall"), seed=config.seed)
+                            prompt_template_hash=template_hash("toolcall"), seed=run.seed)
     checks = {"format": "ok", "schema": "ok", "leakage": "ok", "execution": execution}
     negatives = [t for t in offered if t.qualified != tool.qualified]
-    traced = {"tool_list": {"server": tool.server, "sha256": config.list_hashes[tool.server]}} \
-        if tool.server in config.list_hashes else {}
+    traced = {"tool_list": {"server": tool.server, "sha256": run.list_hashes[tool.server]}} \
+        if tool.server in run.list_hashes else {}
     selection = make_row(
         lang=tool_lang(tool), lane="tool_selection", task="tool_selection", verdict=_verdict(tool, execution),
         system=system_prompt() + "\n\nTools you can call:\n" + menu, prompt=task, response=call,
