@@ -69,20 +69,20 @@ model = "scripted-local"
 base_url = "{base_url}"
 free = true
 
-[stages.repair]
+[lanes.repair]
 enabled = true
 
-[stages.backtranslate]
+[lanes.backtranslate]
 enabled = true
 model = "local"
 workers = 4
 
-[stages.rft]
+[lanes.rft]
 enabled = true
 model = "local"
 k = 2
 
-[stages.toolcalls]
+[lanes.toolcalls]
 enabled = true
 model = "local"
 tools = "tools.json"

@@ -3,7 +3,7 @@
 Every `import` statement counts (also those inside functions: they are dependencies all the
 same), except those under `if TYPE_CHECKING:`. Prints the import cycles, the imports of
 benchmarks/ or tests/ from runtime code, the longest chain of imports between modules (its length
-in modules, and the chain), and the modules over the size limit."""
+in modules, and the chain), the modules over the size limit and the folders with too many modules."""
 from __future__ import annotations
 
 import ast
@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ("synth", "oracles", "training")
 PACKAGES = (*RUNTIME, "benchmarks")
 MAX_LINES = 350
+MAX_FOLDER = 8  # modules in one folder (its __init__ aside): more, and it wants sub-folders
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
@@ -115,7 +116,19 @@ def shape(root: Path = ROOT) -> dict:
     return {"modules": len(graph), "imports": sum(len(d) for d in graph.values()), "cycles": loops,
             "runtime_imports_of_benchmarks_or_tests": runtime_imports, "longest_chain": len(chain),
             "chain": " -> ".join(chain), "max_lines": MAX_LINES,
-            "over_max_lines": {m: n for m, n in sorted(sizes.items()) if n > MAX_LINES}}
+            "over_max_lines": {m: n for m, n in sorted(sizes.items()) if n > MAX_LINES},
+            "max_folder": MAX_FOLDER, "crowded_folders": crowded_folders(root)}
+
+
+def crowded_folders(root: Path = ROOT) -> dict[str, int]:
+    """Folders of the runtime packages holding more than MAX_FOLDER modules."""
+    counts: dict[str, int] = {}
+    for package in RUNTIME:
+        for path in (root / package).rglob("*.py"):
+            if path.name != "__init__.py":
+                folder = str(path.parent.relative_to(root))
+                counts[folder] = counts.get(folder, 0) + 1
+    return {folder: n for folder, n in sorted(counts.items()) if n > MAX_FOLDER}
 
 
 def bench(args) -> dict:

@@ -51,11 +51,6 @@ BUILDERS = {"rustc": _rustc, "vox": _vox, "cargo": _cargo, "cargo-crate": _cargo
 LANG_KINDS = {"rust": "rustc", "vox": "vox"}  # the oracle that checks a language's files
 
 
-def probe_command(oracle, settings: OracleSettings) -> list[str]:
-    key, *args = oracle.toolchain_probe
-    return [getattr(settings, key), *args]
-
-
 def build_oracle(kind: str, settings: OracleSettings | None = None, cache: VerdictCache | None = None) -> Oracle:
     """The oracle for `kind`; a missing compiler raises ToolchainMissing, naming the setting."""
     if kind not in BUILDERS:

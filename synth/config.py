@@ -69,7 +69,7 @@ class SynthConfig(Strict):
     sources: list[SourceConfig] = Field(min_length=1)
     budget: Budget = Field(default_factory=Budget)
     models: dict[str, ModelSettings] = Field(default_factory=dict)
-    stages: dict = Field(default_factory=dict)  # one table per lane, typed by `config_model(lanes)`
+    lanes: dict = Field(default_factory=dict)  # one table per lane, typed by `config_model(lanes)`
     oracles: OracleSettings = Field(default_factory=OracleSettings)
     assemble: AssembleConfig = Field(default_factory=AssembleConfig)
     tasks: TaskSettings = Field(default_factory=TaskSettings)
@@ -89,54 +89,54 @@ class SynthConfig(Strict):
 
     @model_validator(mode="after")
     def _models_exist(self) -> "SynthConfig":
-        for name, stage in self.stage_settings().items():
+        for name, stage in self.lane_settings().items():
             if not stage.enabled:
                 continue
             if "model" in type(stage).model_fields and not stage.model:
-                raise ValueError(f"stages.{name} is enabled but names no model (add model = \"...\")")
+                raise ValueError(f"lanes.{name} is enabled but names no model (add model = \"...\")")
             for ref in stage.model_refs():
                 if ref not in self.models:
                     hint = difflib.get_close_matches(ref, list(self.models), n=1)
-                    raise ValueError(f"stages.{name} uses model {ref!r}, which [models] does not define"
+                    raise ValueError(f"lanes.{name} uses model {ref!r}, which [models] does not define"
                                      + (f" (did you mean {hint[0]!r}?)" if hint else ""))
             stage.check()
         self._move_deprecated_task_keys()
         return self
 
     def _move_deprecated_task_keys(self) -> None:
-        """[stages.doclane] heldout_crates / heldout_share / rl_share are [tasks] keys now: still read."""
-        doclane = self.stage_settings().get("doclane")
+        """[lanes.doclane] heldout_crates / heldout_share / rl_share are [tasks] keys now: still read."""
+        doclane = self.lane_settings().get("doclane")
         moved = {key: getattr(doclane, key) for key in ("heldout_crates", "heldout_share", "rl_share")
                  if doclane is not None and getattr(doclane, key, None) is not None}
         if moved:
             self.tasks = self.tasks.model_copy(update=moved)
-            self._notes.append(f"[stages.doclane] {', '.join(moved)}: deprecated, set them in [tasks] "
+            self._notes.append(f"[lanes.doclane] {', '.join(moved)}: deprecated, set them in [tasks] "
                                "(read there this time)")
 
     def writes_tasks(self, lanes: dict) -> bool:
         """[tasks] enabled, or by default when an enabled lane writes them by default (the doc lane)."""
         if self.tasks.enabled is not None:
             return self.tasks.enabled
-        return any(lane.tasks_by_default and self.stage_settings()[name].enabled for name, lane in lanes.items()
-                   if name in self.stage_settings())
+        return any(lane.tasks_by_default and self.lane_settings()[name].enabled for name, lane in lanes.items()
+                   if name in self.lane_settings())
 
-    def stage_settings(self) -> dict:
+    def lane_settings(self) -> dict:
         """name -> the lane's settings (empty until the config is typed by the lanes)."""
-        if isinstance(self.stages, dict):
+        if isinstance(self.lanes, dict):
             return {}
-        return {name: getattr(self.stages, name) for name in type(self.stages).model_fields}
+        return {name: getattr(self.lanes, name) for name in type(self.lanes).model_fields}
 
 
 def config_model(lanes: dict) -> type[SynthConfig]:
-    """SynthConfig whose [stages] has one table per lane, typed by the lane's settings class (so
+    """SynthConfig whose [lanes] has one table per lane, typed by the lane's settings class (so
     an unknown stage or key is an error with a suggestion, as everywhere else)."""
-    stages = create_model("Stages", __base__=Strict,
+    tables = create_model("Lanes", __base__=Strict,
                           **{name: (lane.Settings, Field(default_factory=lane.Settings)) for name, lane in lanes.items()})
-    return create_model("SynthConfig", __base__=SynthConfig, stages=(stages, Field(default_factory=stages)))
+    return create_model("SynthConfig", __base__=SynthConfig, lanes=(tables, Field(default_factory=tables)))
 
 
 def load_config(path: str | Path, lanes: dict | None = None) -> SynthConfig:
-    """The config at `path`; with `lanes` (the registry of synth/lanes), its [stages] tables typed
+    """The config at `path`; with `lanes` (the registry of synth/lanes), its [lanes] tables typed
     and checked by their lanes."""
     path = Path(path)
     model = config_model(lanes) if lanes is not None else SynthConfig
@@ -146,10 +146,18 @@ def load_config(path: str | Path, lanes: dict | None = None) -> SynthConfig:
         raise ConfigError(f"{path}: no such config file") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    renamed = "stages" in data and "lanes" not in data  # the old name of [lanes]: still read, with a note
+    if renamed:
+        data["lanes"] = data.pop("stages")
     try:
         config = model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {explain(model, exc)}") from exc
+        message = explain(model, exc)
+        if renamed:  # the tables named as the file names them
+            message = message.replace("'lanes.", "'stages.")
+        raise ConfigError(f"{path}: {message}") from exc
+    if renamed:
+        config.notes.append("[stages.*] is now [lanes.*]: rename the tables (read as [lanes.*] this time)")
     base = path.parent.resolve()
 
     def resolve(p: str | None) -> str | None:
@@ -167,6 +175,6 @@ def load_config(path: str | Path, lanes: dict | None = None) -> SynthConfig:
             # training run has not written yet is the RFT lane's to say (it samples from it once it exists)
             config.models[name] = model.model_copy(update={"model": resolve(model.model),
                                                            "adapter": resolve(model.adapter)})
-    for stage in config.stage_settings().values():
+    for stage in config.lane_settings().values():
         stage.resolve_paths(resolve)
     return config

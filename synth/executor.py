@@ -20,9 +20,9 @@ class Executor:
         built by its kind, which is its id)."""
         if self.cluster is None or oracle is None:
             return oracle
-        from oracles.factory import probe_command
         from oracles.farm import FarmOracle
-        probe = tuple(probe_command(oracle, settings))
+        key, *args = oracle.toolchain_probe  # its [oracles] key, and what prints its version
+        probe = (getattr(settings, key), *args)
         if probe not in self.checked:
             self.cluster.check_toolchain(list(probe))
             self.checked.add(probe)

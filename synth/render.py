@@ -76,7 +76,7 @@ def run_with_progress(config, max_spend, run_pipeline, lanes: dict):
     """`synth run` with live bars: lanes done, items of the LLM lanes, money spent of the cap."""
     console = Console(highlight=False)
     cap = config.budget.max_spend_usd if max_spend is None else max_spend
-    settings = config.stage_settings()
+    settings = config.lane_settings()
     enabled = [name for name in lanes if settings[name].enabled]
     paid = [name for name in enabled if lanes[name].pays(settings[name], config.models)]
     if cap <= 0 and paid:

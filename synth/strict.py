@@ -12,6 +12,23 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class LaneSettings(Strict):
+    """What every lane's `[lanes.<name>]` table has (read from `[stages.<name>]` too, with a note);
+    each lane's own class adds its keys and lives beside the engine that takes it whole."""
+    enabled: bool = False
+
+    def model_refs(self) -> list[str]:
+        """The [models] this lane calls (none for an LLM-free lane)."""
+        return [ref for ref in (getattr(self, "model", None), getattr(self, "judge", None),
+                                getattr(self, "regenerator", None)) if ref]
+
+    def check(self) -> None:
+        """Rules across keys of an enabled lane (ValueError says what is missing)."""
+
+    def resolve_paths(self, resolve) -> None:
+        """Make the lane's file settings relative to the config file (`resolve(path)`)."""
+
+
 def explain(root: type[BaseModel], exc: ValidationError) -> str:
     return "; ".join(_one(root, e) for e in exc.errors())
 

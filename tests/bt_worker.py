@@ -9,7 +9,7 @@ from oracles.rustc.oracle import RustOracle
 from oracles.settings import OracleSettings
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.graphs.backtranslate import BacktranslateSettings, run_backtranslation
+from synth.generation.backtranslate import BacktranslateSettings, run_backtranslation
 from synth.llm.models import ModelSettings
 from synth.jsonl import write_jsonl
 from synth.llm.client import LLMClient

@@ -12,9 +12,9 @@ from oracles.verdict import Candidate
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.model import standalone_source
-from synth.graphs.backtranslate import BacktranslateSettings, run_backtranslation
+from synth.generation.backtranslate import BacktranslateSettings, run_backtranslation
 from synth.llm.models import ModelSettings
-from synth.graphs.instructions import instruction_problems
+from synth.generation.instructions import instruction_problems
 from synth.llm.client import LLMClient
 from synth.llm.ledger import Ledger
 from synth.llm.response_cache import ResponseCache

@@ -9,7 +9,7 @@ from oracles.settings import OracleSettings
 from synth.completion import answer_code, defines, definition_of, is_one_fenced_block
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.graphs.rft import RftSettings, run_rft
+from synth.generation.rft import RftSettings, run_rft
 from synth.task import Task
 from synth.judge import Judge
 from training.rewards import CompilerRewards

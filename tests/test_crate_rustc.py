@@ -14,7 +14,7 @@ from oracles.turns import Turns
 from oracles.verdict import Splice
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.mutate.in_crate import crate_jobs
+from synth.in_crate import crate_jobs
 from synth.mutate.repair import OperatorStats, eligible_declarations, make_mutants
 from synth.mutate.rust_ops import RUST_OPERATORS
 

@@ -11,10 +11,10 @@ from oracles.verdict import Candidate
 from synth.assemble.tasks import (attach_tests, check_disjoint, row_group, split_rows, task_of,
                                   unit_tests_calling,
                                   write_tasks)
-from synth.docs.documented import doc_lane, doc_prompt, reference_answer, summary, without_doc
+from synth.doctasks.documented import doc_lane, doc_prompt, reference_answer, summary, without_doc
 from synth.extract.extract import ExtractOptions, extract_paths
 from synth.extract.model import standalone_source
-from synth.graphs.backtranslate import _row
+from synth.generation.backtranslate import _row
 from synth.chat import render, row_messages, serve_prompt, with_system
 from synth.assemble.answers import LeakedSplit
 from synth.task import Task
@@ -129,7 +129,7 @@ def test_batched_greedy_equals_one_prompt_at_a_time(tmp_path, monkeypatch):
     model = build_tiny_model(tmp_path / "tiny", list(answers.values()) * 20)
     pretrain(model, [[{"role": "user", "content": q}, {"role": "assistant", "content": a}] for q, a in answers.items()],
              steps=40)
-    sampler = local.LocalSampler(model, max_new_tokens=12)
+    sampler = local.LocalSampler(model, "float32", max_new_tokens=12)
     prompts = [serve_prompt("Write add."), serve_prompt("Write a much longer thing: a struct Point with x, y."),
                serve_prompt("Write a struct."), serve_prompt("Point?")]
 
@@ -153,7 +153,7 @@ def test_batched_greedy_equals_one_prompt_at_a_time(tmp_path, monkeypatch):
     assert len({len(sampler.tokenizer(c)["input_ids"]) for c in cut}) > 1, cut  # done at different steps
     assert cut == [sampler.greedy([p], batch_size=1, until=until)[0] for p in prompts]
     # sampling k per prompt near temperature 0 is greedy, each prompt's samples in its own place
-    cold = local.LocalSampler(model, max_new_tokens=12, temperature=1e-4)
+    cold = local.LocalSampler(model, "float32", max_new_tokens=12, temperature=1e-4)
     assert cold.complete(prompts, k=2, greedy=False, batch_size=4) == [[b, b] for b in batched]
 
 
@@ -170,8 +170,8 @@ def _two_crates_config(tmp_path, tasks: str, repair: bool = True) -> Path:
     _crate(tmp_path, "beta", fns.replace("plus_", "add_"))
     (tmp_path / "synth.toml").write_text(
         '[run]\nout = "run"\ncache_dir = "cache"\n\n[[sources]]\npath = "alpha"\nlang = "rust"\n\n'
-        f'[[sources]]\npath = "beta"\nlang = "rust"\n\n[stages.repair]\nenabled = {str(repair).lower()}\n\n'
-        f'[stages.doclane]\nenabled = true\n{tasks}')
+        f'[[sources]]\npath = "beta"\nlang = "rust"\n\n[lanes.repair]\nenabled = {str(repair).lower()}\n\n'
+        f'[lanes.doclane]\nenabled = true\n{tasks}')
     return tmp_path / "synth.toml"
 
 
@@ -213,7 +213,7 @@ def test_the_doc_lanes_old_task_keys_are_still_read_with_a_note(tmp_path):
     config = load_config(_two_crates_config(tmp_path, 'heldout_crates = ["beta"]\nrl_share = 0.3\n', repair=False),
                          LANES)
     assert config.tasks.heldout_crates == ["beta"] and config.tasks.rl_share == 0.3
-    assert any("[stages.doclane] heldout_crates, rl_share: deprecated" in n for n in config.notes), config.notes
+    assert any("[lanes.doclane] heldout_crates, rl_share: deprecated" in n for n in config.notes), config.notes
 
 
 def test_make_model_refuses_a_gguf_that_is_not_the_pinned_one(tmp_path, monkeypatch):

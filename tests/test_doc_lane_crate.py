@@ -9,7 +9,7 @@ from oracles.cargo.crate import CargoCrateOracle
 from oracles.rustc.oracle import RustOracle
 from oracles.settings import OracleSettings
 from synth.assemble.tasks import split_rows, task_of
-from synth.docs.documented import doc_lane
+from synth.doctasks.documented import doc_lane
 from synth.extract.extract import ExtractOptions, extract_paths
 
 LIB = '''pub mod shapes;

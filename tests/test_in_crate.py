@@ -268,7 +268,7 @@ BYTES = Path("/usr/share/cargo/registry/bytes-1.2.1")
 def test_an_error_that_reads_as_none_of_its_lines_is_not_lost_in_a_batch():
     """bytes' `get_u128` is written through a macro: the errors of its `immutable_binding` mutant
     point at none of its lines. Alone, cargo's exit says it failed; in a batch it must not pass."""
-    from synth.mutate.in_crate import crate_jobs
+    from synth.in_crate import crate_jobs
     from synth.mutate.repair import OperatorStats, eligible_declarations, make_mutants
     from synth.mutate.rust_ops import RUST_OPERATORS
     decls = eligible_declarations(extract_paths([str(BYTES)], ExtractOptions()).declarations, "rust")

@@ -164,7 +164,7 @@ def test_retry_after_is_honoured(tmp_path):
 # -- plans and runs ---------------------------------------------------------------------------
 
 from synth.llm.plan import plan_calls  # noqa: E402
-from synth.llm.runner import run_calls  # noqa: E402
+from call_runner import run_calls  # noqa: E402
 
 
 def _templated(i: int, base_url: str) -> LLMRequest:

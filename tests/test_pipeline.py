@@ -40,22 +40,22 @@ provider = "openai"
 model = "gpt-4o-mini"
 base_url = "{base_url}"
 
-[stages.repair]
+[lanes.repair]
 enabled = true
 
-[stages.backtranslate]
+[lanes.backtranslate]
 enabled = true
 model = "writer"
 limit = {limit}
 workers = 2
 
-[stages.rft]
+[lanes.rft]
 enabled = true
 model = "writer"
 k = 2
 families = ["codegen"]  # the back-translated instructions (the repair tasks are test_rft's)
 
-[stages.toolcalls]
+[lanes.toolcalls]
 enabled = true
 model = "writer"
 tools = "tools.json"
@@ -93,14 +93,14 @@ def _run(argv, capsys) -> tuple[int, dict]:
 def test_config_errors_name_the_key_and_suggest(tmp_path):
     config = _workspace(tmp_path, "http://127.0.0.1:9/v1")
     text = config.read_text()
-    config.write_text(text.replace("[stages.rft]", "[stages.rtf]"))
-    with pytest.raises(ConfigError, match=r"unknown key 'stages.rtf' \(did you mean 'rft'\?\)"):
+    config.write_text(text.replace("[lanes.rft]", "[lanes.rtf]"))
+    with pytest.raises(ConfigError, match=r"unknown key 'lanes.rtf' \(did you mean 'rft'\?\)"):
         load_config(config, LANES)
     config.write_text(text.replace("max_spend_usd", "max_spend"))
     with pytest.raises(ConfigError, match=r"unknown key 'budget.max_spend' \(did you mean 'max_spend_usd'\?\)"):
         load_config(config, LANES)
-    config.write_text(text.replace('[stages.rft]\nenabled = true\nmodel = "writer"', '[stages.rft]\nenabled = true\nmodel = "writr"'))
-    with pytest.raises(ConfigError, match=r"stages.rft uses model 'writr'.*did you mean 'writer'"):
+    config.write_text(text.replace('[lanes.rft]\nenabled = true\nmodel = "writer"', '[lanes.rft]\nenabled = true\nmodel = "writr"'))
+    with pytest.raises(ConfigError, match=r"lanes.rft uses model 'writr'.*did you mean 'writer'"):
         load_config(config, LANES)
     config.write_text(text.replace('path = "crate"', 'path = "nowhere"'))
     with pytest.raises(ConfigError, match="nowhere does not exist"):

@@ -32,7 +32,7 @@ max_spend_usd = 0
 
 {models}
 
-[stages.repair]
+[lanes.repair]
 enabled = {repair}
 
 {stages}
@@ -61,7 +61,7 @@ def echo_lane():
 
 
 def test_a_new_lane_is_one_module_and_one_register_line(tmp_path, capsys, echo_lane):
-    config = _workspace(tmp_path, stages="[stages.echo]\nenabled = true\nprefix = \"Summarize\"\n")
+    config = _workspace(tmp_path, stages="[lanes.echo]\nenabled = true\nprefix = \"Summarize\"\n")
     functions = [d for d in extract_paths([tmp_path / "crate"]).declarations if d.kind == "fn"]
     documented = [d for d in functions if len(d.doc) >= 40]
     assert 0 < len(documented) < len(functions)
@@ -84,7 +84,7 @@ def test_a_new_lane_is_one_module_and_one_register_line(tmp_path, capsys, echo_l
     # Its keys are checked like everyone's.
     config.write_text(config.read_text().replace("prefix =", "prefx ="))
     assert main(["plan", "--config", str(config)]) == 2
-    assert "unknown key 'stages.echo.prefx' (did you mean 'prefix'?)" in capsys.readouterr().err
+    assert "unknown key 'lanes.echo.prefx' (did you mean 'prefix'?)" in capsys.readouterr().err
 
 
 def test_a_new_provider_is_one_module_and_one_register_line(tmp_path, capsys, monkeypatch):
@@ -95,7 +95,7 @@ def test_a_new_provider_is_one_module_and_one_register_line(tmp_path, capsys, mo
         with FakeLLMServer() as server:
             models = (f'[models.local]\nprovider = "loopback"\nmodel = "loopback-mini"\n'
                       f'base_url = "{server.base_url}/v1"\nfree = true\n')
-            stages = f'[stages.toolcalls]\nenabled = true\nmodel = "local"\ntools = "{ROOT}/examples/mcp/tools.json"\n'
+            stages = f'[lanes.toolcalls]\nenabled = true\nmodel = "local"\ntools = "{ROOT}/examples/mcp/tools.json"\n'
             config = _workspace(tmp_path, models=models, stages=stages)
             plan = _synth(capsys, "plan", "--config", str(config))  # a free model runs under a $0 cap
             assert [r["stage"] for r in plan["stages"]] == ["toolcalls"] and plan["stages"][0]["calls"] > 0
@@ -130,7 +130,7 @@ def test_the_plan_and_the_run_agree_on_what_is_free(tmp_path, capsys):
     # A free writer with a paid judge is not free: under a $0 cap neither the run nor the plan runs it.
     models = ('[models.local]\nprovider = "openai"\nmodel = "local-model"\nbase_url = "http://127.0.0.1:9/v1"\n'
               'free = true\n\n[models.judge]\nprovider = "openai"\nmodel = "gpt-4o-mini"\n')
-    stages = '[stages.backtranslate]\nenabled = true\nmodel = "local"\njudge = "judge"\n'
+    stages = '[lanes.backtranslate]\nenabled = true\nmodel = "local"\njudge = "judge"\n'
     config = _workspace(tmp_path, models=models, stages=stages)
     plan = _synth(capsys, "plan", "--config", str(config))
     run = _synth(capsys, "run", "--config", str(config))
@@ -145,3 +145,4 @@ def test_the_import_structure_has_no_cycle_and_is_shallow():
     assert figures["runtime_imports_of_benchmarks_or_tests"] == []
     assert figures["longest_chain"] <= 7, figures["chain"]
     assert figures["over_max_lines"] == {}
+    assert not any(folder.startswith("oracles") for folder in figures["crowded_folders"]), figures["crowded_folders"]

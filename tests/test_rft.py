@@ -12,10 +12,10 @@ from oracles.settings import OracleSettings
 from oracles.verdict import Candidate
 from synth.assemble.tasks import task_of
 from synth.completion import answer_code
-from synth.docs.documented import doc_lane
+from synth.doctasks.documented import doc_lane
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.graphs.rft import ApiSampler, PolicySampler, RftSettings, pairs, run_rft
+from synth.generation.rft import ApiSampler, PolicySampler, RftSettings, pairs, run_rft
 from synth.judge import Judge
 from synth.llm.client import LLMClient
 from synth.llm.ledger import Ledger

@@ -50,8 +50,8 @@ def test_refresh_samples_from_the_newest_adapter_and_only_what_changed(tmp_path,
         '[run]\nout = "run"\ncache_dir = "cache"\n\n[[sources]]\npath = "alpha"\nlang = "rust"\n\n'
         '[[sources]]\npath = "beta"\nlang = "rust"\n\n'
         f'[models.policy]\nprovider = "local"\nmodel = "{model}"\nadapter = "latest"\nmax_tokens = 12\n\n'
-        '[stages.repair]\nenabled = true\n\n[stages.doclane]\nenabled = true\n\n'
-        '[stages.rft]\nenabled = true\nmodel = "policy"\nk = 2\n\n[tasks]\nheldout_crates = ["beta"]\n')
+        '[lanes.repair]\nenabled = true\n\n[lanes.doclane]\nenabled = true\n\n'
+        '[lanes.rft]\nenabled = true\nmodel = "policy"\nk = 2\n\n[tasks]\nheldout_crates = ["beta"]\n')
     first = run(config)
     rft = first["rft"]
     assert rft["processed"] == rft["items"] > 3 and rft["spent_usd"] == 0, first
@@ -83,7 +83,7 @@ def test_refresh_samples_from_the_newest_adapter_and_only_what_changed(tmp_path,
 
 
 def test_a_run_killed_while_sampling_keeps_the_parts_it_finished(tmp_path, policy, monkeypatch):
-    from synth.graphs.rft import PolicySampler
+    from synth.generation.rft import PolicySampler
     from synth.lanes.rft import RftLane
     model, _, _ = policy
     crate(tmp_path, "alpha", "plus", count=4)
@@ -91,8 +91,8 @@ def test_a_run_killed_while_sampling_keeps_the_parts_it_finished(tmp_path, polic
     config.write_text(
         '[run]\nout = "run"\ncache_dir = "cache"\n\n[[sources]]\npath = "alpha"\nlang = "rust"\n\n'
         f'[models.policy]\nprovider = "local"\nmodel = "{model}"\nmax_tokens = 8\n\n'
-        '[stages.repair]\nenabled = false\n\n[stages.doclane]\nenabled = true\n\n'
-        '[stages.rft]\nenabled = true\nmodel = "policy"\nk = 2\n\n[tasks]\nenabled = false\n')
+        '[lanes.repair]\nenabled = false\n\n[lanes.doclane]\nenabled = true\n\n'
+        '[lanes.rft]\nenabled = true\nmodel = "policy"\nk = 2\n\n[tasks]\nenabled = false\n')
     monkeypatch.setattr(RftLane, "chunk", 2)
     real, calls = PolicySampler.complete, []
 

@@ -70,9 +70,9 @@ def test_backtranslate_and_rft_through_the_openai_sdk_against_transformers_serve
         '[run]\nout = "run"\ncache_dir = "cache"\n\n[[sources]]\npath = "lib"\nlang = "rust"\n\n'
         f'[models.served]\nprovider = "openai"\nmodel = "{model}"\nbase_url = "{url}/v1"\nfree = true\n'
         'multi_sample = false\nmax_tokens = 24\ntemperature = 1.0\n\n'
-        '[stages.repair]\nenabled = false\n\n[stages.doclane]\nenabled = true\n\n'
-        '[stages.backtranslate]\nenabled = true\nmodel = "served"\nlimit = 2\nmax_attempts = 1\n\n'
-        '[stages.rft]\nenabled = true\nmodel = "served"\nk = 2\nfamilies = ["codegen"]\n\n[tasks]\nenabled = false\n')
+        '[lanes.repair]\nenabled = false\n\n[lanes.doclane]\nenabled = true\n\n'
+        '[lanes.backtranslate]\nenabled = true\nmodel = "served"\nlimit = 2\nmax_attempts = 1\n\n'
+        '[lanes.rft]\nenabled = true\nmodel = "served"\nk = 2\nfamilies = ["codegen"]\n\n[tasks]\nenabled = false\n')
     summary = run_pipeline(load_config(config, LANES))
     backtranslate, rft = summary.stages["backtranslate"], summary.stages["rft"]
     assert summary.spent_usd == 0 and not summary.attention, summary.attention

@@ -7,10 +7,11 @@ import re
 import typing
 from pathlib import Path
 
+import pytest
 from pydantic import BaseModel
 
 from synth.config import config_model
-from synth.lane_settings import LaneSettings
+from synth.strict import LaneSettings
 from synth.lanes import LANES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,3 +108,17 @@ def test_cli_flags_take_their_defaults_from_the_settings():
     assert (mutate.max_share, mutate.in_crate, mutate.diff) == (RepairSettings().max_share, RepairSettings().in_crate,
                                                                 RepairSettings().diff)
     assert (mutate.jobs, mutate.vox) == (OracleSettings().jobs, OracleSettings().vox)
+
+
+def test_the_old_name_of_the_lane_tables_is_still_read(tmp_path):
+    from synth.config import ConfigError, load_config
+    (tmp_path / "src").mkdir()
+    text = '[[sources]]\npath = "src"\nlang = "rust"\n\n[{}.repair]\nmax_share = 0.5\n'
+    (tmp_path / "old.toml").write_text(text.format("stages"))
+    (tmp_path / "new.toml").write_text(text.format("lanes"))
+    old, new = load_config(tmp_path / "old.toml", LANES), load_config(tmp_path / "new.toml", LANES)
+    assert old.lane_settings()["repair"].max_share == new.lane_settings()["repair"].max_share == 0.5
+    assert any("[stages.*] is now [lanes.*]" in note for note in old.notes) and not new.notes
+    (tmp_path / "old.toml").write_text(text.format("stages").replace("max_share", "max_shar"))
+    with pytest.raises(ConfigError, match=r"unknown key 'stages.repair.max_shar' \(did you mean 'max_share'\?\)"):
+        load_config(tmp_path / "old.toml", LANES)

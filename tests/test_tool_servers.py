@@ -42,10 +42,10 @@ model = "gpt-4o-mini"
 base_url = "{base_url}/v1"
 free = true
 
-[stages.repair]
+[lanes.repair]
 enabled = false
 
-[stages.toolcalls]
+[lanes.toolcalls]
 enabled = true
 model = "writer"
 per_tool = 2
@@ -54,7 +54,7 @@ k = 10
 
 
 def server_entry(name: str, *command) -> str:
-    return f"\n[[stages.toolcalls.servers]]\nname = \"{name}\"\ncommand = {json.dumps([str(c) for c in command])}\n"
+    return f"\n[[lanes.toolcalls.servers]]\nname = \"{name}\"\ncommand = {json.dumps([str(c) for c in command])}\n"
 
 
 def workspace(tmp: Path, base_url: str, servers: str) -> Path:

@@ -16,7 +16,8 @@ from synth.llm.ledger import Ledger
 from synth.llm.response_cache import ResponseCache
 from synth.tools.checks import check_leak, name_variants
 from synth.tools.definitions import list_live, load_tools_file, validate_definitions
-from synth.tools.stage import ToolcallsSettings, ToolRun, run_tool_stage
+from synth.tools.calls import ToolRun, run_tool_stage
+from synth.tools.servers import ToolcallsSettings
 
 SERVER = (sys.executable, [str(ROOT / "examples" / "mcp" / "server.py")])
 LANES = ("app", "workflow", "ai", "interop", "data", "platform")
@@ -124,7 +125,7 @@ def test_tool_rows_are_valid_leak_free_and_executed_only_when_safe(tmp_path, mon
 def test_offer_is_seeded_and_contains_the_tool(k):
     from random import Random
 
-    from synth.tools.stage import offer
+    from synth.tools.calls import offer
     tools = validate_definitions(registry())[0]
     a, b = offer(tools[0], tools, k, Random(1)), offer(tools[0], tools, k, Random(1))
     assert [t.name for t in a] == [t.name for t in b] and tools[0] in a and len(a) == k

@@ -118,7 +118,7 @@ def test_the_training_package_imports_no_synthesis_lane():
     root = Path(__file__).resolve().parent.parent
     code = ("import importlib, pkgutil, sys, training\n"
             "for m in pkgutil.iter_modules(training.__path__): importlib.import_module('training.' + m.name)\n"
-            "lanes = ('synth.graphs', 'synth.mutate', 'synth.tools', 'synth.pipeline', 'synth.extract', 'synth.lanes')\n"
+            "lanes = ('synth.generation', 'synth.mutate', 'synth.tools', 'synth.pipeline', 'synth.extract', 'synth.lanes')\n"
             "print(sorted(m for m in sys.modules if m.startswith(lanes)))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})

@@ -13,7 +13,7 @@ LANES: dict[str, Lane] = {}
 
 
 def register(lane: Lane) -> Lane:
-    """Add a lane (after those it needs); its name is its [stages.<name>] table, its rejected/<name>.jsonl."""
+    """Add a lane (after those it needs); its name is its [lanes.<name>] table, its rejected/<name>.jsonl."""
     missing = [need for need in lane.needs if need not in LANES]
     if missing:
         raise ValueError(f"lane {lane.name!r} needs {missing}, which are not registered before it")

@@ -1,11 +1,11 @@
 """The back-translation lane: a compile-clean declaration -> an instruction (LLM) -> code
-regenerated from it -> the compiler (synth/graphs/backtranslate.py). Its rows are `codegen`
+regenerated from it -> the compiler (synth/generation/backtranslate.py). Its rows are `codegen`
 rows; `rft` turns their instructions into tasks. Planned from the attrition of the last run."""
 from __future__ import annotations
 
 from collections import Counter
 
-from synth.graphs.backtranslate import (BacktranslateSettings, instruction_prompt, judge_prompt, named_models,
+from synth.generation.backtranslate import (BacktranslateSettings, instruction_prompt, judge_prompt, named_models,
                                         regenerate_prompt, run_backtranslation)
 from synth.store import fingerprint
 from synth.prompts import template_hash

@@ -1,6 +1,6 @@
 """What every lane is, and the one loop that runs any of them.
 
-A lane is a stage of `synth run`: it names its settings (its `[stages.<name>]` table), says
+A lane is one kind of work `synth run` does: it names its settings (its `[lanes.<name>]` table), says
 whether it pays, lists the items of this run (declarations, tasks, tool sets) with their keys,
 fingerprints everything that changes its output, processes the items the item store has no
 answer for, and prices what it would do (`plan`). `run`, `plan` and `refresh` loop over the
@@ -17,11 +17,11 @@ from synth.extract.model import Declaration
 from synth.fit import Fit
 from synth.store import ItemStore, fingerprint
 from synth.rows import Row
-from synth.lane_settings import LaneSettings
+from synth.strict import LaneSettings
 
 
 @dataclass
-class StageOutput:
+class LaneOutput:
     name: str
     rows: list[Row] = field(default_factory=list)
     rejected: list[dict] = field(default_factory=list)
@@ -63,7 +63,7 @@ class RunContext:
     attention: list[str] = field(default_factory=list)  # what needs a person
     on_item: object = None  # on_item(stage, note): an item finished (progress display)
     deferred: list = field(default_factory=list)  # batch mode: requests to submit
-    outputs: dict = field(default_factory=dict)  # name -> StageOutput of the lanes run so far
+    outputs: dict = field(default_factory=dict)  # name -> LaneOutput of the lanes run so far
     fit: Fit = field(default_factory=Fit)  # [tokens]: what fits the model being trained
     tasks: object = None  # [tasks]: which crates are held out (their tasks are never trained on)
     task_lanes: tuple[str, ...] = ()  # the registered lanes whose rows pose tasks, in run order
@@ -126,18 +126,18 @@ class Lane:
     def fingerprint(self, ctx: RunContext, settings, lang: str | None, oracle) -> str:
         raise NotImplementedError
 
-    def process(self, ctx: RunContext, settings, todo: list, oracle, out: StageOutput) -> dict:
+    def process(self, ctx: RunContext, settings, todo: list, oracle, out: LaneOutput) -> dict:
         """key -> {"rows": [...], "rejected": [...], "pairs"?: [...]} for each item done; an item
         left out of the answer is undone (not stored, picked up by the next run)."""
         raise NotImplementedError
 
-    def collect(self, stored: dict, out: StageOutput) -> None:
+    def collect(self, stored: dict, out: LaneOutput) -> None:
         """Add one stored item's results to the lane's output."""
         out.rows += [Row.model_validate(r) for r in stored["rows"]]
         out.rejected += stored["rejected"]
         out.pairs += stored.get("pairs", [])
 
-    def finish(self, ctx: RunContext, settings, out: StageOutput, items: list) -> None:
+    def finish(self, ctx: RunContext, settings, out: LaneOutput, items: list) -> None:
         """After every item: ordering, balancing across items, counters."""
 
     def plan_items(self, ctx: RunContext, settings, decls: list[Declaration], estimate) -> list:
@@ -149,7 +149,7 @@ class Lane:
         raise NotImplementedError
 
 
-def by_language(lane: Lane, ctx: RunContext, items: list, out: StageOutput | None = None):
+def by_language(lane: Lane, ctx: RunContext, items: list, out: LaneOutput | None = None):
     """(language, its items, its oracle) for each language present, in a fixed order; items whose
     language has no oracle are counted as such (the run says once that the oracle is missing)."""
     for lang in sorted({lane.lang(x) for x in items}, key=lambda lang: lang or ""):
@@ -172,8 +172,8 @@ def pending(lane: Lane, ctx: RunContext, settings, items: list) -> list:
     return todo
 
 
-def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) -> StageOutput:
-    out = StageOutput(lane.name, model=lane.model_name(settings, ctx.models))
+def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) -> LaneOutput:
+    out = LaneOutput(lane.name, model=lane.model_name(settings, ctx.models))
     items = lane.items(ctx, settings, decls)
     out.items = sum(lane.size(x) for x in items)
     out.rejected += [r for x in items for r in lane.early_rejects(x)]

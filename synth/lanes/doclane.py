@@ -1,6 +1,6 @@
 """The doc lane (no LLM): each documented function becomes a task whose instruction is its own
 doc summary and signature, with the declarations it compiles with shown, and whose answer is the
-verified declaration (synth/docs/documented.py). With it enabled, the run also writes
+verified declaration (synth/doctasks/documented.py). With it enabled, the run also writes
 tasks/rl.jsonl and tasks/heldout.jsonl from the verified rows of the lanes that pose tasks
 (unless [tasks] enabled = false; synth/assemble/tasks.py): held-out crates apart, no answer group
 on two sides."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from synth.docs.documented import doc_candidates, doc_lane
+from synth.doctasks.documented import doc_candidates, doc_lane
 from synth.store import fingerprint
 from synth.prompts import template_hash
 

@@ -8,7 +8,7 @@ from collections import Counter
 from oracles.verdict import Candidate, Splice
 from synth.extract.model import standalone_source
 from synth.mutate import diagnostics
-from synth.mutate.in_crate import crate_name_of
+from synth.in_crate import crate_name_of
 from synth.mutate.balance import balance
 from synth.mutate.repair import (LANGS, OPERATOR_CAPS, OperatorStats, RepairSettings, build_rows, eligible_declarations,
                                   make_mutants, repair_prompt, repair_rows)

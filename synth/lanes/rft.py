@@ -1,5 +1,5 @@
 """The rejection-sampling lane (STaR / RFT / ReST-EM): k samples per task from the model being
-trained or any other (synth/graphs/rft.py), kept when they pass the judge `synth eval` uses.
+trained or any other (synth/generation/rft.py), kept when they pass the judge `synth eval` uses.
 
 Its tasks are the verified rows of the lanes that ran before it and pose tasks (doc lane: write a
 documented function; repair lane: fix a mutant from its diagnostics; back-translation: write code
@@ -19,7 +19,7 @@ from pathlib import Path
 from synth import judge as judge_module
 from synth.assemble.tasks import becomes_rl, heldout_set, task_of
 from synth.completion import answer_code
-from synth.graphs.rft import ApiSampler, PolicySampler, RftSettings, Sampled, pairs, run_rft
+from synth.generation.rft import ApiSampler, PolicySampler, RftSettings, Sampled, pairs, run_rft
 from synth.row_pack import read_rows
 from synth.judge import Judge
 from synth.llm.request import BudgetExceeded, CallFailed
@@ -86,7 +86,7 @@ class RftLane(Lane):
         tasks = [task for task, _ in rft_tasks(rows, settings.families, heldout_set(ctx.tasks, rows, ctx.seed))]
         if settings.only_rl:
             if ctx.tasks is None:
-                raise ValueError("[stages.rft] only_rl needs the run to write tasks ([tasks] enabled)")
+                raise ValueError("[lanes.rft] only_rl needs the run to write tasks ([tasks] enabled)")
             tasks = [t for t in tasks if becomes_rl(t, ctx.tasks, ctx.seed)]
         if settings.limit:
             taken = {t.id for t in sorted(tasks, key=lambda t: fingerprint("rft-limit", ctx.seed, t.id))[:settings.limit]}

@@ -1,6 +1,6 @@
 """The tool-call lane: an LLM writes a task and a call per MCP tool; the call is checked against
 the tool's schema (and run on the live server for read-only tools) (synth/tools/). Tools come
-from a saved `tools/list` file and from `[[stages.toolcalls.servers]]`, listed live each run;
+from a saved `tools/list` file and from `[[lanes.toolcalls.servers]]`, listed live each run;
 each list is saved into the run with its hash. One item per tool set: a server whose list changed
 is the only one verified again. Selection menus mix the sets, so they are rebuilt from the stored
 calls at the end, without a call."""
@@ -11,8 +11,8 @@ from pathlib import Path
 
 from synth.prompts import template, template_hash
 from synth.store import fingerprint
-from synth.tools.servers import configured_sets, name_clashes, save_sets
-from synth.tools.stage import ToolcallsSettings, ToolRun, build_rows, hard_negative_share, verify_calls
+from synth.tools.servers import ToolcallsSettings, configured_sets, name_clashes, save_sets
+from synth.tools.calls import ToolRun, build_rows, hard_negative_share, verify_calls
 
 from .base import Lane
 from .estimate import plan_row

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from synth.rows import Row
+if TYPE_CHECKING:  # rows are only read here
+    from synth.rows import Row
 
 
 def seeded_rng(seed: int, *parts: str) -> random.Random:

@@ -17,7 +17,7 @@ from oracles.verdict import Candidate, Verdict
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, language_and_fence, standalone_source
 from synth.fit import Fit
-from synth.lane_settings import LaneSettings
+from synth.strict import LaneSettings
 from synth.jsonl import write_json, write_jsonl
 from synth.row_pack import write_rows
 from synth.prompts import system_prompt, template, template_hash
@@ -26,7 +26,7 @@ from synth.rows import Provenance, Row, Verification, make_row
 from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
 from .diagnostics import answer_offset, render_diagnostics
 from .balance import balance, seeded_rng
-from .in_crate import InCrate, crate_jobs, crate_originals, crate_recipe, funnel
+from synth.in_crate import InCrate, crate_jobs, crate_originals, crate_recipe, funnel
 from .vox_ops import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
 
 ELIGIBLE_KINDS = {"rust": {"fn", "method", "impl"},

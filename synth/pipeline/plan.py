@@ -36,7 +36,7 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
     verdicts = VerdictCache(cache_dir / "verdicts")
     oracles = build_oracles({d.lang for d in decls}, config.oracles, verdicts, notes)
     ctx = RunContext(store=store, oracles=oracles, client=None, seed=config.run.seed, models=config.models,
-                     settings=config.stage_settings(), fit=Fit(config.tokens),
+                     settings=config.lane_settings(), fit=Fit(config.tokens),
                      tasks=config.tasks if config.writes_tasks(LANES) else None,
                      task_lanes=tuple(name for name, lane in LANES.items() if lane.poses_tasks),
                      cache_dir=str(cache_dir), out=config.run.out,

@@ -2,7 +2,7 @@
 under the spend cap, incremental by content hash, ending in a snapshot and a diff against the
 previous one.
 
-The run directory (contract): rows/<task>.jsonl, rejected/<task>.jsonl, train.jsonl, val.jsonl,
+The run directory (contract): rows/<task>.jsonl, rejected/<lane>.jsonl, train.jsonl, val.jsonl,
 manifest.json; plus snapshots/NNNN/ (each run's snapshot and its diff), stats/run.json (the
 funnel, rejections, diagnostic codes, cost by stage and model, counters) and ledgers/.
 Everything a crash leaves behind is reused by the next run: stored items, cached LLM answers and
@@ -23,7 +23,7 @@ from synth.extract.extract import extract_sources
 from synth.jsonl import write_json, write_jsonl
 from synth.row_pack import write_rows
 from synth.assemble.tasks import split_outputs
-from synth.lanes.base import StageOutput
+from synth.lanes.base import LaneOutput
 from synth.rows import Row
 from synth.store import ItemStore
 
@@ -123,7 +123,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         if pending:
             attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")
         ctx = RunContext(store=store, oracles=oracles, client=client, seed=config.run.seed, models=config.models,
-                         settings=config.stage_settings(), fit=Fit(config.tokens),
+                         settings=config.lane_settings(), fit=Fit(config.tokens),
                          tasks=config.tasks if config.writes_tasks(LANES) else None,
                          task_lanes=tuple(name for name, lane in LANES.items() if lane.poses_tasks),
                          cache_dir=str(cache_dir), out=str(out),
@@ -138,7 +138,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         spend_by_stage: dict[str, float] = {}
         mark = {"t": time.perf_counter(), "compiled": 0}
 
-        def finish(name: str, output: StageOutput):
+        def finish(name: str, output: LaneOutput):
             outputs[name] = output
             spend_by_stage[name] = round(client.ledger.totals().committed_usd - sum(spend_by_stage.values()), 6)
             compiled = sum(o.stats.candidates_compiled for o in [*oracles.values(), ctx.crate_oracle]
@@ -202,7 +202,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
     return summary
 
 
-def write_outputs(out: Path, outputs: dict[str, StageOutput]) -> None:
+def write_outputs(out: Path, outputs: dict[str, LaneOutput]) -> None:
     rows_by_task: dict[str, list[Row]] = {}
     rejected_by_stage: dict[str, list[dict]] = {}
     for name, output in outputs.items():
@@ -220,7 +220,7 @@ def write_outputs(out: Path, outputs: dict[str, StageOutput]) -> None:
         write_jsonl(out / "rejected" / f"{name}.jsonl", rejected)
 
 
-def write_stats(out: Path, summary: RunSummary, outputs: dict[str, StageOutput]) -> None:
+def write_stats(out: Path, summary: RunSummary, outputs: dict[str, LaneOutput]) -> None:
     codes = Counter()
     for output in outputs.values():
         for row in output.rows:

@@ -37,7 +37,7 @@ def preflight(config: SynthConfig, lanes: dict, cap: float) -> None:
     from synth.llm.prices import PriceMissing, PriceTable
     from synth.llm.providers import provider
     prices = PriceTable(config.run.prices) if config.run.prices else PriceTable()
-    for name, settings in config.stage_settings().items():
+    for name, settings in config.lane_settings().items():
         if not settings.enabled or name not in lanes:
             continue
         for ref in settings.model_refs():
@@ -46,12 +46,12 @@ def preflight(config: SynthConfig, lanes: dict, cap: float) -> None:
                 continue
             env = provider(model.provider).key_env
             if not os.environ.get(env):
-                raise ConfigError(f"stages.{name} uses model {ref!r} ({model.provider}): {env} is not set "
+                raise ConfigError(f"lanes.{name} uses model {ref!r} ({model.provider}): {env} is not set "
                                   "(keys come only from the environment)")
             try:
                 prices.price(model.model)
             except PriceMissing as exc:
-                raise ConfigError(f"stages.{name}: {exc}") from exc
+                raise ConfigError(f"lanes.{name}: {exc}") from exc
 
 
 def collect_batches(out: Path, responses, prices) -> int:

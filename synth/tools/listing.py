@@ -1,6 +1,6 @@
 """`synth tools list --server CMD ...`: list a live server's tools, validate them, print what was
 kept (with its group and whether its calls may run) and what was refused and why, and save the
-kept ones as a tools file that `[stages.toolcalls] tools = ...` takes."""
+kept ones as a tools file that `[lanes.toolcalls] tools = ...` takes."""
 from __future__ import annotations
 
 import json
@@ -47,5 +47,5 @@ def format_listing(result: dict) -> str:
                      + ("read-only: calls are executed" if tool["read_only"] else "not read-only: never executed"))
     lines += [f"  refused: {problem}" for problem in result["refused"]]
     if result["saved"]:
-        lines.append(f"saved to {result['saved']} (use it as [stages.toolcalls] tools = \"...\")")
+        lines.append(f"saved to {result['saved']} (use it as [lanes.toolcalls] tools = \"...\")")
     return "\n".join(lines)

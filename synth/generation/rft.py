@@ -19,7 +19,7 @@ from pydantic import Field
 
 from oracles.verdict import Splice
 
-from synth.lane_settings import LaneSettings
+from synth.strict import LaneSettings
 from synth.chat import serve_prompt
 from synth.completion import answer_code, code_is_final
 from synth.judge import Judge, Outcome

@@ -12,50 +12,18 @@ import json
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-
-from pydantic import Field
+from typing import TYPE_CHECKING
 
 from oracles.verdict import Verdict
-from synth.lane_settings import LaneSettings
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, make_row
-from synth.strict import Strict
 
 from .checks import check_format, check_leak, check_schema
 from .definitions import ServerFailed, ToolDef, execute_live
 
-
-class McpServer(Strict):
-    """[[stages.toolcalls.servers]]: listed live at the start of each run; its tools are named `NAME__tool`."""
-    name: str = Field(pattern=r"^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$")
-    command: list[str] = Field(min_length=1)  # the program and its arguments (stdio)
-    env: list[str] = Field(default_factory=list)  # names of environment variables to pass through (none by default)
-    timeout_s: float = Field(60, gt=0)
-
-
-class ToolcallsSettings(LaneSettings):
-    """[lanes.toolcalls], taken whole by `verify_calls` and `build_rows`."""
-    model: str = ""
-    tools: str = ""  # a JSON file of MCP tool definitions (the `tools/list` result)
-    server: list[str] = Field(default_factory=list)  # command + args of the live MCP server (stdio) that runs
-    # the saved file's read-only tools' calls; rows whose call fails are rejected
-    servers: list[McpServer] = Field(default_factory=list)
-    per_tool: int = Field(2, gt=0)
-    k: int = Field(10, gt=1)
-
-    def check(self) -> None:
-        if not (self.tools or self.servers):
-            raise ValueError("stages.toolcalls is enabled but names no tools file and no servers")
-        names = [s.name for s in self.servers]
-        if len(set(names)) != len(names):
-            raise ValueError(f"stages.toolcalls.servers: two servers are named {max(names, key=names.count)!r}")
-
-    def resolve_paths(self, resolve) -> None:
-        self.tools = resolve(self.tools) or ""
-        self.server = [resolve(a) if a.endswith(".py") else a for a in self.server]
-        for server in self.servers:
-            server.command = [resolve(a) if a.endswith(".py") else a for a in server.command]
+if TYPE_CHECKING:  # the lane's settings, given by the lane
+    from .servers import ToolcallsSettings
 
 
 @dataclass
@@ -201,10 +169,10 @@ def build_rows(calls: list[dict], tools: list[ToolDef], settings: ToolcallsSetti
     return sorted(rows, key=lambda r: (r.task, r.id))
 
 
-def run_tool_stage(tools: list[ToolDef], client, spec, settings: ToolcallsSettings | None = None,
+def run_tool_stage(tools: list[ToolDef], client, spec, settings: ToolcallsSettings,
                    run: ToolRun | None = None, on_item=None) -> ToolResult:
     """One tool set, verified and made into rows."""
-    settings, run = settings or ToolcallsSettings(), run or ToolRun()
+    run = run or ToolRun()
     verified = verify_calls(tools, client, spec, settings, run, on_item)
     return ToolResult(**verified.__dict__, rows=build_rows(verified.calls, tools, settings, run))
 

@@ -25,7 +25,7 @@ from synth.completion import without_own_cfg
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, cfg_gated, crate_name
 from synth.fit import Fit
-from synth.mutate.in_crate import InCrate, crate_originals, crate_recipe
+from synth.in_crate import InCrate, crate_originals, crate_recipe
 from synth.prompts import system_prompt, with_context
 from synth.rows import Provenance, Row, make_row
 from synth.task import candidate_source

@@ -25,7 +25,7 @@ from langgraph.graph import END, START, StateGraph
 from oracles.verdict import Candidate, Verdict
 from pydantic import Field
 
-from synth.lane_settings import LaneSettings
+from synth.strict import LaneSettings
 from synth.completion import answer_code, defines, definition_of, is_hollow
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, crate_name, language_and_fence, standalone_source

@@ -6,7 +6,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .client import BudgetExceeded, CallFailed, LLMRequest, LLMResponse
+from synth.llm.client import BudgetExceeded, CallFailed, LLMRequest, LLMResponse
 
 
 @dataclass
