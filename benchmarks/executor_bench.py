@@ -19,8 +19,8 @@ def _noop(i: int) -> int:
 
 def ray_side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats: int, jobs: int,
                      address: str | None = None) -> dict:
-    from oracles.farm import FarmOracle
-    from synth.cluster import RayCluster
+    from synth.executor.farm import FarmOracle
+    from synth.executor.cluster import RayCluster
     cluster = RayCluster(address)
     try:
         cpus = cluster.cpus()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from oracles.isolation import run_folders
 from synth.check import CheckInputError, check_paths, verdict_json
-from synth.cluster import ClusterError
+from synth.executor.cluster import ClusterError
 from synth.cli_args import build_parser
 from synth.render import (print_extract_summary, print_mutate, print_plan, print_request_plan, print_run,
                           print_verdict, run_with_progress)

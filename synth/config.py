@@ -58,7 +58,7 @@ class RunSettings(Strict):
     seed: int = 0
     prices: str | None = None  # price table override (JSON)
     batch: bool = False  # refresh: LLM calls through the batch APIs (half price, answers next run)
-    # Where compiler checks and model calls run: here, or on a Ray cluster (synth/executor.py)
+    # Where compiler checks and model calls run: here, or on a Ray cluster (synth/executor/)
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None  # None: a local Ray instance started for the run; "auto" or ray://host:port
     ray_batch: int = Field(128, gt=0)  # candidates per cluster task (its overhead is paid once per batch)

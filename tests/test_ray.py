@@ -128,11 +128,11 @@ def test_the_cap_holds_across_ray_workers(tmp_path, cluster):
     """The LLM layer's cap test with every provider call on a Ray worker: one ledger, in the driver."""
     import random
 
-    from synth.cluster import RayCluster
-    from synth.llm.client import BudgetExceeded, LLMClient, LLMRequest, RetryPolicy
+    from synth.executor.cluster import RayCluster
+    from synth.llm.client import BudgetExceeded, LLMClient, LLMRequest, RetryPolicy, send_on_worker
     from synth.llm.ledger import Ledger
     from synth.llm.prices import PriceTable
-    from synth.llm.client import RemoteSender
+    from synth.executor.ray import RemoteSender
     from synth.llm.response_cache import ResponseCache
     from synth.llm.tokens import count_messages, count_text
 
@@ -148,7 +148,7 @@ def test_the_cap_holds_across_ray_workers(tmp_path, cluster):
     retry = RetryPolicy(base_s=0.005)
     with FakeLLMServer(seed=2, latency_s=(0.0, 0.01), p429=0.05, p500=0.03) as server:
         ledger = Ledger(tmp_path / "ledger.sqlite", cap)
-        sender = RemoteSender(RayCluster(), retry)
+        sender = RemoteSender(RayCluster(), retry, send_on_worker)
         client = LLMClient(ledger, ResponseCache(tmp_path / "cache"), retry=retry, seed=3, send=sender)
 
         def one(i):

@@ -10,6 +10,7 @@ import time
 import pytest
 from conftest import EXAMPLE_CRATE, ROOT
 
+from oracles.counters import Counters
 from oracles.isolation import run_folders
 
 
@@ -76,7 +77,8 @@ def test_a_killed_runs_folders_are_swept_by_the_next_but_a_live_runs_are_kept(tm
 
 
 @dataclasses.dataclass
-class _Stats:
+@dataclasses.dataclass
+class _Stats(Counters):
     checked: int = 0
 
 
@@ -96,7 +98,7 @@ class _Holding:
 def test_a_worker_closes_the_oracles_it_built_when_it_exits(monkeypatch):
     import atexit
 
-    from oracles import farm
+    from synth.executor import farm
     from oracles.settings import OracleSettings
     exits = []
     monkeypatch.setattr(atexit, "register", exits.append)
@@ -107,3 +109,18 @@ def test_a_worker_closes_the_oracles_it_built_when_it_exits(monkeypatch):
     assert held.folder.is_dir() and exits == [farm.close_worker_oracles]
     exits[0]()
     assert not held.folder.exists() and farm._WORKER_ORACLES == {}
+
+
+def test_counters_give_what_a_check_added_and_merge_it_back():
+    """A worker's counters come back as a difference and add into the driver's: numbers and
+    per-reason counts alike (a reason the driver never saw is added, one unchanged is left out)."""
+    from oracles.rustc.oracle import RustcStats
+    driver, worker = RustcStats(compiler_runs=5, solo_reasons={"impl": 2}), RustcStats(solo_reasons={"impl": 1, "macro": 4})
+    before = worker.snapshot()
+    worker.compiler_runs += 3
+    worker.solo_reasons["macro"] += 1
+    worker.solo_reasons["splice"] = 2
+    delta = worker - before
+    assert delta.compiler_runs == 3 and delta.solo_reasons == {"macro": 1, "splice": 2}
+    driver += delta
+    assert driver.compiler_runs == 8 and driver.solo_reasons == {"impl": 2, "macro": 1, "splice": 2}

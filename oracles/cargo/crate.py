@@ -28,6 +28,7 @@ from .workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
 from ..rustc.batch import in_file_order
 from ..isolation.sandbox import Sandbox
 from ..toolchain import start_cargo
+from ..counters import Counters
 from ..settings import OracleSettings
 from ..verdict import Candidate, Diagnostic, Splice, Verdict, features_key
 
@@ -35,7 +36,7 @@ Copy = tuple[str, tuple[str, ...]]  # a scratch copy: the crate folder, the feat
 
 
 @dataclass
-class CargoCrateStats:
+class CargoCrateStats(Counters):
     compiler_runs: int = 0
     candidates_compiled: int = 0  # splices not answered by the cache
     batch_runs: int = 0

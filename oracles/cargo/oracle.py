@@ -25,6 +25,7 @@ from ..rustc.libtest import parse_test_output
 from ..rustc.diagnostics import Region, is_summary, locate, spanless
 from ..isolation.sandbox import Limits, Sandbox
 from ..toolchain import start_cargo
+from ..counters import Counters
 from ..settings import OracleSettings
 from ..verdict import SKIP_DIRS, Candidate, Diagnostic, Splice, TestOutcome, Verdict  # noqa: F401 - Splice: this oracle's candidate
 
@@ -101,6 +102,11 @@ class CargoTuning:
     test_timeout_s: float = 60.0
 
 
+@dataclass
+class CargoStats(Counters):
+    compiler_runs: int = 0
+
+
 class CargoOracle:
     id = "cargo"
 
@@ -111,7 +117,7 @@ class CargoOracle:
         self.settings, self.config = settings or OracleSettings(), tuning or CargoTuning()
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
-        self.compiler_runs = 0
+        self.stats = CargoStats()
         self.cargo, self.rustc, self.toolchain = start_cargo(self.settings.cargo, cache)
         self.rustdoc = str(Path(self.cargo).with_name("rustdoc"))
 
@@ -148,7 +154,7 @@ class CargoOracle:
             argv = [self.cargo, "check" if kind == "check" else "test", "--offline", "--message-format=json"]
             if kind == "test":
                 argv.append("--no-run")
-            self.compiler_runs += 1
+            self.stats.compiler_runs += 1
             run = self.sandbox.run(argv, crate, limits=Limits(timeout_s=self.config.timeout_s, kill_orphans=True), env=env)
             tests, isolation = None, run.isolation
             if kind == "test" and run.returncode == 0:

@@ -26,6 +26,7 @@ from .diagnostics import (BATCH_MARK, Region, Wrapper, file_diagnostics, is_summ
                                 parse_json_lines)
 from ..isolation.sandbox import Limits, Sandbox
 from ..toolchain import start_compiler
+from ..counters import Counters
 from ..settings import OracleSettings
 from ..verdict import Candidate, Diagnostic, Verdict
 
@@ -66,7 +67,7 @@ class RustcTuning:
 
 
 @dataclass
-class OracleStats:
+class RustcStats(Counters):
     compiler_runs: int = 0
     candidates_compiled: int = 0  # candidates not answered by the cache (the compiler's work)
     batch_runs: int = 0
@@ -98,7 +99,7 @@ class RustOracle:
         self.settings, self.config = settings or OracleSettings(), tuning or RustcTuning()
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
-        self.stats = OracleStats()
+        self.stats = RustcStats()
         self.recorded: list[tuple[str, str, str]] | None = None  # a bench sets a list: (source, file, crate type)
         self.rustc, self.toolchain = start_compiler(self.settings.rustc, "rustc to its path", cache, rustup_tool="rustc")
 

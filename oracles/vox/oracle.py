@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ..cache import VerdictCache, cached_verdict
 from ..isolation.sandbox import Limits, Sandbox
 from ..toolchain import start_compiler
+from ..counters import Counters
 from ..settings import OracleSettings
 from ..verdict import Candidate, Diagnostic, TestOutcome, Verdict
 
@@ -40,7 +41,7 @@ class VoxTuning:
 
 
 @dataclass
-class VoxStats:
+class VoxStats(Counters):
     compiler_runs: int = 0
     candidates_compiled: int = 0
     cache_hits: int = 0

@@ -7,7 +7,7 @@ cached before it is settled). A provider's key comes only from its own environme
 (`Provider.key_env`); base URLs from the request or the SDK's own variable.
 
 Where the provider is called is the one part that can move: `Caller` sends a request here, and on
-a cluster `RemoteSender` has a worker send it (the worker's key from its own environment), while
+a cluster a worker sends it (synth/executor/ray.py) (the worker's key from its own environment), while
 the response cache and the one ledger every reservation is made in stay with the driver's
 `LLMClient`, so no number of workers or nodes can cross the cap.
 """
@@ -24,7 +24,7 @@ from .providers import UnsupportedParameter, provider
 from .request import BudgetExceeded, CallFailed, KeyMissing, LLMRequest, WorkerLost  # noqa: F401 - raised here
 from .response_cache import ResponseCache
 
-__all__ = ["BudgetExceeded", "CallFailed", "KeyMissing", "LLMClient", "LLMRequest", "LLMResponse", "RemoteSender",
+__all__ = ["BudgetExceeded", "CallFailed", "KeyMissing", "LLMClient", "LLMRequest", "LLMResponse", 
            "RetryPolicy", "UnsupportedParameter"]
 
 
@@ -183,6 +183,7 @@ class LLMClient:
 
 # -- on a cluster -------------------------------------------------------------------------------
 
+
 _CALLERS: dict = {}  # one Caller per worker process and retry policy (SDK clients are reused)
 
 
@@ -196,24 +197,3 @@ def send_on_worker(req: LLMRequest, retry: RetryPolicy) -> tuple:
     except Exception as exc:  # noqa: BLE001 - e.g. the key is missing on that node: said, not retried
         return "failed", f"{type(exc).__name__} on a worker: {exc}", True, os.getpid()
     return "ok", answer, retries, os.getpid()
-
-
-class RemoteSender:
-    """`LLMClient(send=RemoteSender(cluster, retry))`: each call's provider round trip on a worker."""
-
-    def __init__(self, cluster, retry: RetryPolicy):
-        self.cluster, self.retry = cluster, retry
-        self.worker_pids: set[int] = set()
-        self.calls = 0
-
-    def __call__(self, req: LLMRequest):
-        try:
-            # Not retried by Ray: the driver's client decides, since the lost call may have been charged.
-            status, value, extra, pid = self.cluster.call(send_on_worker, req, self.retry, retries=0)
-        except self.cluster.lost_errors as exc:
-            raise WorkerLost(f"the worker making this call died: {type(exc).__name__}") from exc
-        self.worker_pids.add(pid)
-        self.calls += 1
-        if status == "failed":
-            raise CallFailed(value, extra)
-        return value, extra

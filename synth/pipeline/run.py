@@ -93,7 +93,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
     from synth.executor import opened
     from synth.lanes import LANES
     from synth.lanes.base import RunContext, run_lane
-    from synth.llm.client import LLMClient
+    from synth.llm.client import LLMClient, send_on_worker
     from synth.llm.ledger import Ledger
     from synth.llm.prices import PriceTable
     from synth.llm.response_cache import ResponseCache
@@ -118,7 +118,7 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
         ledger = Ledger(out / "ledgers" / f"{run_id}.sqlite", cap)
         client = LLMClient(ledger, responses, prices, seed=config.run.seed)
-        client.send = executor.sender(client.retry) or client.send
+        client.send = executor.sender(client.retry, send_on_worker) or client.send
         pending = collect_batches(out, responses, prices)  # earlier runs' batch answers -> the response cache
         if pending:
             attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")

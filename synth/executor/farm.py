@@ -1,4 +1,4 @@
-"""An oracle whose checks run on a cluster (synth/cluster.py): the oracle farm.
+"""An oracle whose checks run on a cluster (synth/executor/cluster.py): the oracle farm.
 
 It speaks the oracle protocol by wrapping the driver's own oracle (`local`): the driver answers
 what its verdict cache holds, cuts the rest into batches (one cluster task each, so a task's
@@ -9,10 +9,9 @@ verdicts come back in order and the driver stores them. Everything else (`id`, `
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import os
 
-from .verdict import Candidate
+from oracles.verdict import Candidate
 
 _WORKER_ORACLES: dict = {}  # (builder, kind, settings) -> the oracle this worker process built
 
@@ -27,27 +26,6 @@ def shard_of(item) -> str:
     return "" if isinstance(item, Candidate) else item.splice.crate_dir
 
 
-def stats_delta(before: dict, after: dict) -> dict:
-    """What a check added to an oracle's counters (numbers and per-reason counts)."""
-    delta = {}
-    for name, value in after.items():
-        if isinstance(value, dict):
-            delta[name] = {k: v - before[name].get(k, 0) for k, v in value.items() if v != before[name].get(k, 0)}
-        elif isinstance(value, (int, float)):
-            delta[name] = value - before[name]
-    return delta
-
-
-def add_stats(stats, delta: dict) -> None:
-    for name, value in delta.items():
-        if isinstance(value, dict):
-            merged = getattr(stats, name)
-            for k, v in value.items():
-                merged[k] = merged.get(k, 0) + v
-        else:
-            setattr(stats, name, getattr(stats, name) + value)
-
-
 def check_on_worker(build, kind: str, settings, items: list, per_item: dict) -> tuple[list, dict, int]:
     """Runs on a worker: (verdicts in order, what the check added to the counters, worker pid)."""
     key = (build.__module__, build.__qualname__, kind, settings.model_dump_json())
@@ -56,9 +34,9 @@ def check_on_worker(build, kind: str, settings, items: list, per_item: dict) -> 
             atexit.register(close_worker_oracles)
         _WORKER_ORACLES[key] = build(kind, settings, None)
     oracle = _WORKER_ORACLES[key]
-    before = dataclasses.asdict(oracle.stats)
+    before = oracle.stats.snapshot()
     verdicts = oracle.check(items, **per_item)
-    return verdicts, stats_delta(before, dataclasses.asdict(oracle.stats)), os.getpid()
+    return verdicts, oracle.stats - before, os.getpid()
 
 
 def close_worker_oracles() -> None:
@@ -104,7 +82,7 @@ class FarmOracle:
                   {name: [values[i] for i in g] for name, values in per_item.items() if values is not None})
                  for g in groups]
         for group, (found, delta, pid) in zip(groups, self.cluster.map(check_on_worker, calls)):
-            add_stats(self.local.stats, delta)
+            self.local.stats += delta
             self.worker_pids.add(pid)
             for i, verdict in zip(group, found):
                 verdicts[i] = verdict
