@@ -146,7 +146,7 @@ def _load_config(args):
 
 def cmd_plan_config(args) -> int:
     from synth.llm.prices import PriceMissing
-    from synth.pipeline.plan import plan_run
+    from synth.pipeline.run import plan_run
     config = _load_config(args)
     try:
         plan = plan_run(config, args.max_spend)

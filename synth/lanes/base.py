@@ -145,7 +145,7 @@ class Lane:
         return self.items(ctx, settings, decls)
 
     def plan(self, ctx: RunContext, settings, pending: list, estimate) -> dict:
-        """A plan row (see synth/pipeline/plan.py `plan_row`) for the pending items."""
+        """A plan row (see synth/lanes/estimate.py `plan_row`) for the pending items."""
         raise NotImplementedError
 
 

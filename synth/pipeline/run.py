@@ -1,6 +1,6 @@
-"""`synth run` and `synth refresh`: every enabled stage over the config's sources, under a lock,
+"""`synth run` and `synth refresh`: every enabled lane over the config's sources, under a lock,
 under the spend cap, incremental by content hash, ending in a snapshot and a diff against the
-previous one.
+previous one; and `synth plan`, which prices the same run from the same setup (`open_run`).
 
 The run directory (contract): rows/<task>.jsonl, rejected/<lane>.jsonl, train.jsonl, val.jsonl,
 manifest.json; plus snapshots/NNNN/ (each run's snapshot and its diff), stats/run.json (the
@@ -27,7 +27,7 @@ from synth.lanes.base import LaneOutput
 from synth.rows import Row
 from synth.store import ItemStore
 
-from .setup import DeferringClient, collect_batches, preflight, recover_crashed_ledgers
+from .setup import DeferringClient, collect_batches, last_stats, preflight, recover_crashed_ledgers
 from .snapshot import write_snapshot
 
 
@@ -84,15 +84,95 @@ class RunSummary:
         return dict(self.__dict__)
 
 
+TOTALS = ("items", "calls", "cache_hits", "input_tokens", "expected_output_tokens", "expected_cost_usd",
+          "worst_case_usd", "expected_rows", "compiler_candidates", "compiler_s", "sampling_s")
+
+
+@contextmanager
+def open_run(config: SynthConfig, executor=None):
+    """What a run and its plan both start from, built once: the declarations of the sources, the
+    item store, the verdict cache, an oracle per language and the crate oracle (as `executor` runs
+    them), in the lanes' context (`ctx.attention` says what needs a person). Closed after."""
+    from oracles.cache import VerdictCache
+    from oracles.factory import build_oracles, crate_oracle
+    from synth.executor.local import LocalExecutor
+    from synth.lanes import LANES
+    from synth.lanes.base import RunContext
+
+    executor = executor or LocalExecutor()
+    cache_dir = Path(config.run.cache_dir)
+    store = ItemStore(cache_dir / "items")
+    attention: list[str] = []
+    decls, _ = extract_sources(config.sources)
+    verdicts = VerdictCache(cache_dir / "verdicts")
+    oracles = {lang: executor.oracle(o, config.oracles)
+               for lang, o in build_oracles({d.lang for d in decls}, config.oracles, verdicts, attention).items()}
+    ctx = RunContext(store=store, oracles=oracles, client=None, seed=config.run.seed, models=config.models,
+                     settings=config.lane_settings(), fit=Fit(config.tokens),
+                     tasks=config.tasks if config.writes_tasks(LANES) else None,
+                     task_lanes=tuple(name for name, lane in LANES.items() if lane.poses_tasks),
+                     cache_dir=str(cache_dir), out=str(config.run.out), attention=attention,
+                     crate_oracle=executor.oracle(crate_oracle(oracles, config.oracles, verdicts, attention),
+                                                  config.oracles))
+    try:
+        yield ctx, decls
+    finally:
+        if ctx.crate_oracle is not None:
+            ctx.crate_oracle.close()
+        store.close()
+
+
+def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
+    """`synth plan --config`: what `synth run` would do now, per lane and model, without a call or
+    a compile. Items are those the item store has no answer for (what a run would process); calls
+    and tokens come from the real prompts where they can be built and from the attrition measured
+    in the last run otherwise; completion lengths from the response cache's history; compiler
+    time from the last run's measured rate. Each lane prices itself (`Lane.plan`)."""
+    from synth.lanes import LANES
+    from synth.lanes.base import pending
+    from synth.lanes.estimate import DEFAULT_COMPILE_S, Estimate
+    from synth.llm.plan import plan_calls
+    from synth.llm.prices import PriceTable
+    from synth.llm.response_cache import ResponseCache
+    from synth.llm.tokens import count_text
+
+    measured = ((last_stats(config.run.out) or {}).get("summary") or {}).get("stages", {})
+    # seconds per compiled candidate, where the last run compiled the most
+    most = max(measured.values(), key=lambda s: s.get("candidates_compiled") or 0, default={})
+    compile_rate = DEFAULT_COMPILE_S
+    if most.get("candidates_compiled") and most.get("seconds"):
+        compile_rate = most["seconds"] / most["candidates_compiled"]
+    prices = PriceTable(config.run.prices) if config.run.prices else PriceTable()
+    llm_cache = ResponseCache(Path(config.run.cache_dir) / "llm")
+    estimate = Estimate(prices=prices, llm_cache=llm_cache, measured=measured, compile_rate=compile_rate,
+                        out=config.run.out, plan_calls=lambda requests: plan_calls(requests, prices, llm_cache),
+                        count_text=count_text)
+    cap = config.budget.max_spend_usd if max_spend is None else max_spend
+    rows, skipped = [], {}
+    with open_run(config) as (ctx, decls):
+        for name, lane in LANES.items():
+            settings = ctx.settings[name]
+            why = lane.skip_reason(settings, config.models, cap, estimate.planned)
+            if why:
+                skipped[name] = why
+                continue
+            todo = pending(lane, ctx, settings, lane.plan_items(ctx, settings, decls, estimate))
+            row = lane.plan(ctx, settings, todo, estimate)
+            estimate.planned[name] = (row, todo)
+            rows.append(row)
+    total = {k: round(sum(r[k] for r in rows), 6) for k in TOTALS}
+    return {"stages": rows, "total": total, "skipped": skipped, "cap_usd": cap, "notes": ctx.attention,
+            "fits_cap": total["worst_case_usd"] <= cap or total["worst_case_usd"] == 0}
+
+
 def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=None, batch: bool | None = None,
                  on_item=None) -> RunSummary:
     """Every enabled lane; paid ones only under a positive cap. `progress(stage, output, spent)`
     is called as lanes finish, `on_item(stage, note, spent)` as items of the LLM lanes finish."""
-    from oracles.cache import VerdictCache
-    from oracles.factory import build_oracle, build_oracles, crate_oracle
+    from oracles.factory import build_oracle
     from synth.executor import opened
     from synth.lanes import LANES
-    from synth.lanes.base import RunContext, run_lane
+    from synth.lanes.base import run_lane
     from synth.llm.client import LLMClient, send_on_worker
     from synth.llm.ledger import Ledger
     from synth.llm.prices import PriceTable
@@ -104,37 +184,23 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
     summary = RunSummary(out=str(out), cap_usd=cap)
     preflight(config, LANES, cap)
     with run_lock(out), opened(config.run.executor, config.run.ray_address, config.run.ray_batch,
-                                build_oracle) as executor:
-        cache_dir = Path(config.run.cache_dir)
-        store = ItemStore(cache_dir / "items")
-        attention: list[str] = []
-        decls, _ = extract_sources(config.sources)
-        verdicts = VerdictCache(cache_dir / "verdicts")
-        oracles = {lang: executor.oracle(o, config.oracles)
-                   for lang, o in build_oracles({d.lang for d in decls}, config.oracles, verdicts, attention).items()}
-        responses = ResponseCache(cache_dir / "llm")
+                                build_oracle) as executor, open_run(config, executor) as (ctx, decls):
+        attention = ctx.attention
+        responses = ResponseCache(Path(config.run.cache_dir) / "llm")
         prices = PriceTable(config.run.prices) if config.run.prices else None
         recover_crashed_ledgers(out / "ledgers", responses)
         run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
         ledger = Ledger(out / "ledgers" / f"{run_id}.sqlite", cap)
-        client = LLMClient(ledger, responses, prices, seed=config.run.seed)
+        client = ctx.client = LLMClient(ledger, responses, prices, seed=config.run.seed)
         client.send = executor.sender(client.retry, send_on_worker) or client.send
         pending = collect_batches(out, responses, prices)  # earlier runs' batch answers -> the response cache
         if pending:
             attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")
-        ctx = RunContext(store=store, oracles=oracles, client=client, seed=config.run.seed, models=config.models,
-                         settings=config.lane_settings(), fit=Fit(config.tokens),
-                         tasks=config.tasks if config.writes_tasks(LANES) else None,
-                         task_lanes=tuple(name for name, lane in LANES.items() if lane.poses_tasks),
-                         cache_dir=str(cache_dir), out=str(out),
-                         attention=attention,
-                         crate_oracle=executor.oracle(crate_oracle(oracles, config.oracles, verdicts, attention),
-                                                      config.oracles))
         if on_item:
             ctx.on_item = lambda stage, note: on_item(stage, note, client.ledger.totals().committed_usd)
         if batch:
             ctx.client = DeferringClient(client, ctx.deferred)
-        outputs = ctx.outputs
+        outputs, oracles = ctx.outputs, ctx.oracles
         spend_by_stage: dict[str, float] = {}
         mark = {"t": time.perf_counter(), "compiled": 0}
 
@@ -196,9 +262,6 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         summary.attention = attention
         summary.executor = executor.stats([*oracles.values(), ctx.crate_oracle])
         write_stats(out, summary, outputs)
-        if ctx.crate_oracle is not None:
-            ctx.crate_oracle.close()
-        store.close()
     return summary
 
 
