@@ -122,3 +122,21 @@ def test_the_old_name_of_the_lane_tables_is_still_read(tmp_path):
     (tmp_path / "old.toml").write_text(text.format("stages").replace("max_share", "max_shar"))
     with pytest.raises(ConfigError, match=r"unknown key 'stages.repair.max_shar' \(did you mean 'max_share'\?\)"):
         load_config(tmp_path / "old.toml", LANES)
+
+
+def test_no_flag_writes_a_knob_default_again():
+    """A flag named after a knob of the oracles or the repair lane takes its default from there (a
+    bench flag with a default of its own, e.g. `bench --in-crate always`, is another setting)."""
+    from oracles.settings import OracleSettings
+    from synth.mutate.repair import RepairSettings
+    knobs = {name: field.default for settings in (OracleSettings, RepairSettings)
+             for name, field in settings.model_fields.items()}
+    tree = ast.parse((ROOT / "synth" / "cli_args.py").read_text())
+    written = []
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "add_argument"):
+        flag = next((a.value for a in call.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")), "")
+        default = next((k.value for k in call.keywords if k.arg == "default"), None)
+        name = flag[2:].replace("-", "_")
+        if name in knobs and isinstance(default, ast.Constant) and default.value == knobs[name]:
+            written.append(flag)
+    assert not written, f"flags that write a knob's default again: {written}"
