@@ -261,8 +261,8 @@ class CargoCrateOracle:
         errors (rustc drops lints after errors: checked again together), and new signatures named
         together by a function with an error (checked again in batches where none is named with another)."""
         if len(items) == 1:
-            _add(self.stats.solo_reasons, "alone in its group", 1)
             (i, job), = items
+            _add(self.stats.solo_reasons, "changes a named type or an impl header" if job.alone else "alone in its group", 1)
             return {i: self._solo(scratch, job.splice)}
         self.stats.batch_runs += 1
         run = self._run(scratch, [job.splice for _, job in items], sentinel=True)
