@@ -6,7 +6,7 @@ import typing
 from pathlib import Path
 
 from oracles.settings import OracleSettings
-from synth.mutate.repair import RepairSettings
+from synth.mutate.settings import RepairSettings
 
 # Flags that set a config knob take their default from the knob's settings class (written once there).
 ORACLE, REPAIR = OracleSettings(), RepairSettings()

@@ -96,7 +96,7 @@ def test_the_check_can_fail(tmp_path):
     """An engine class repeating `max_share = 0.25` is a twin; a key nothing reads is found."""
     twin = tmp_path / "engine.py"
     twin.write_text("class RepairEngineConfig:\n    max_share: float = 0.25\n")
-    assert find_twins([*CODE, twin]) == ["RepairSettings.max_share = 0.25 written in repair.py RepairSettings, engine.py RepairEngineConfig"]
+    assert find_twins([*CODE, twin]) == ["RepairSettings.max_share = 0.25 written in settings.py RepairSettings, engine.py RepairEngineConfig"]
     assert "RepairSettings.max_share" in find_unread([twin])
 
 

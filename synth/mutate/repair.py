@@ -9,20 +9,17 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-from pydantic import Field
 
 from oracles.verdict import Candidate, Verdict
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, language_and_fence, standalone_source
 from synth.fit import Fit
-from synth.strict import LaneSettings
 from synth.jsonl import write_json, write_jsonl
 from synth.row_pack import write_rows
 from synth.prompts import system_prompt, template, template_hash
 from synth.rows import Provenance, Row, Verification, make_row
 
+from .settings import RepairSettings
 from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
 from .diagnostics import answer_offset, render_diagnostics
 from .balance import balance, seeded_rng
@@ -34,16 +31,6 @@ ELIGIBLE_KINDS = {"rust": {"fn", "method", "impl"},
 LANGS = {"rust": (RUST_OPERATORS, rust_sites, apply), "vox": (VOX_OPERATORS, vox_sites, vox_apply)}
 # the oracles' codes for "it failed, and said nothing a fix could follow" (an exit status only)
 EXIT_ONLY = {"cargo-exit", "rustc-crash", "vox-exit"}
-
-
-class RepairSettings(LaneSettings):
-    """[lanes.repair], taken whole by `repair_rows` (and by `synth mutate`, whose flags default to it)."""
-    enabled: bool = True
-    max_share: float = Field(0.25, gt=0, le=1)  # no operator and no diagnostic code above this share of the rows
-    diff: bool = False  # answer with a unified diff instead of the fixed declaration
-    # Rust declarations whose standalone file fails are verified in their crate ("fallback"), or
-    # all declarations of a crate are ("always"), or none ("never"). Needs a crate oracle.
-    in_crate: Literal["fallback", "always", "never"] = "fallback"
 
 
 # Tighter caps for some operators: retired-syntax mutants were over-represented in the audit.

@@ -1,0 +1,19 @@
+"""The repair lane's settings, apart from its engine (synth/mutate/repair.py) so that reading them,
+as the command line does for its flags' defaults, loads nothing else."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from synth.strict import LaneSettings
+
+
+class RepairSettings(LaneSettings):
+    """[lanes.repair], taken whole by `repair_rows` (and by `synth mutate`, whose flags default to it)."""
+    enabled: bool = True
+    max_share: float = Field(0.25, gt=0, le=1)  # no operator and no diagnostic code above this share of the rows
+    diff: bool = False  # answer with a unified diff instead of the fixed declaration
+    # Rust declarations whose standalone file fails are verified in their crate ("fallback"), or
+    # all declarations of a crate are ("always"), or none ("never"). Needs a crate oracle.
+    in_crate: Literal["fallback", "always", "never"] = "fallback"
