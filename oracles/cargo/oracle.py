@@ -12,7 +12,6 @@ taken out, dev-dependencies only for a test. Errors name the user's paths, never
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import time
@@ -27,20 +26,17 @@ from ..isolation.sandbox import Limits, Sandbox
 from ..toolchain import start_cargo
 from ..counters import Counters
 from ..settings import OracleSettings
-from ..verdict import SKIP_DIRS, Candidate, Diagnostic, Splice, TestOutcome, Verdict  # noqa: F401 - Splice: this oracle's candidate
+from ..verdict import Candidate, Diagnostic, Splice, TestOutcome, Verdict, crate_files  # noqa: F401 - Splice: this oracle's candidate
 
 SYSTEM_REGISTRY = Path(DEBIAN_REGISTRY)  # Debian's librust-*-dev crates
 
 
 def copy_tree(src: Path, dest: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(src):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)  # never walk build output
-        for name in filenames:
-            path = Path(dirpath) / name
-            if path.is_file():
-                target = dest / path.relative_to(src)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
+    for path in crate_files(src):  # never build output
+        if path.is_file():
+            target = dest / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
 
 
 @dataclass
