@@ -34,7 +34,7 @@ def ray_side_by_side(candidates: list[Candidate], expect_pass: list[bool], repea
             start = time.perf_counter()
             reference = local.check(candidates, expect_pass=expect_pass)
             local_s.append(time.perf_counter() - start)
-            farm = FarmOracle(build_oracle("rustc", settings, None), build_oracle, "rustc", settings, cluster, batch)
+            farm = FarmOracle(build_oracle("rustc", settings, None), build_oracle, settings, cluster, batch)
             start = time.perf_counter()
             found = farm.check(candidates, expect_pass=expect_pass)
             ray_s.append(time.perf_counter() - start)

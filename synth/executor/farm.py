@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import os
 
+from oracles.counters import Counters
 from oracles.verdict import Candidate
 
 _WORKER_ORACLES: dict = {}  # (builder, kind, settings) -> the oracle this worker process built
@@ -26,7 +27,7 @@ def shard_of(item) -> str:
     return "" if isinstance(item, Candidate) else item.splice.crate_dir
 
 
-def check_on_worker(build, kind: str, settings, items: list, per_item: dict) -> tuple[list, dict, int]:
+def check_on_worker(build, kind: str, settings, items: list, per_item: dict) -> tuple[list, Counters, int]:
     """Runs on a worker: (verdicts in order, what the check added to the counters, worker pid)."""
     key = (build.__module__, build.__qualname__, kind, settings.model_dump_json())
     if key not in _WORKER_ORACLES:
@@ -59,8 +60,9 @@ def batches(indices: list[int], items: list, size: int) -> list[list[int]]:
 
 
 class FarmOracle:
-    def __init__(self, local, build, kind: str, settings, cluster, batch_size: int = 128):
-        self.local, self.build, self.kind, self.settings = local, build, kind, settings
+    def __init__(self, local, build, settings, cluster, batch_size: int = 128):
+        # a worker builds its own copy by the local oracle's kind, which is its id
+        self.local, self.build, self.kind, self.settings = local, build, local.id, settings
         self.cluster, self.batch_size = cluster, batch_size
         self.worker_pids: set[int] = set()
         self.tasks = 0

@@ -27,7 +27,7 @@ class RayExecutor:
         if probe not in self.checked:
             self.cluster.check_toolchain(list(probe))
             self.checked.add(probe)
-        return FarmOracle(oracle, self.build, oracle.id, settings, self.cluster, self.batch_size)
+        return FarmOracle(oracle, self.build, settings, self.cluster, self.batch_size)
 
     def sender(self, retry, call_on_worker):
         """Calls sent from workers: `call_on_worker(request, retry)` runs there (synth/llm/client.py)."""
