@@ -1,1 +1,2 @@
-"""LangGraph graphs: thin wiring of plain stages (back-translation, rejection sampling)."""
+"""Rows a model writes and the compiler checks: back-translation and rejection sampling (LangGraph
+graphs wiring plain functions)."""

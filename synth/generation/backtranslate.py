@@ -21,10 +21,9 @@ from typing import TypedDict
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
-
-from oracles.verdict import Candidate, Verdict
 from pydantic import Field
 
+from oracles.verdict import Candidate, Verdict
 from synth.strict import LaneSettings
 from synth.completion import answer_code, defines, definition_of, is_hollow
 from synth.extract.package import package_of
@@ -181,8 +180,8 @@ def build_graph(client, oracle, settings: BacktranslateSettings, models: tuple, 
 def run_backtranslation(decls: list[Declaration], client, oracle, settings: BacktranslateSettings, models: dict,
                         seed: int = 0, checkpoint_path: str | None = None, on_item=None) -> BacktranslateResult:
     """Rows for the declarations whose original compiles standalone (`models`: [models], which
-    the settings name). With `checkpoint_path`, a
-    killed run resumes each item where it was (answers already paid for come from the cache).
+    the settings name). With `checkpoint_path`, a killed run resumes each item where it was
+    (answers already paid for come from the cache).
     `on_item(outcome)` is called as each item finishes (progress display)."""
     result = BacktranslateResult()
     originals = oracle.check([Candidate.of(standalone_source(d)) for d in decls])
