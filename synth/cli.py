@@ -99,7 +99,7 @@ def cmd_mutate(args) -> int:
         raise UsageError("--max-share must be in (0, 1]")
     extracted = extract_paths(args.paths, ExtractOptions(include_tests=args.include_tests))
     left_out = {k: extracted.summary()[k] for k in ("skipped_by_reason", "declarations_left_out")}
-    settings_ = RepairSettings(max_share=args.max_share, diff=args.diff, in_crate=args.in_crate)
+    repair = RepairSettings(max_share=args.max_share, diff=args.diff, in_crate=args.in_crate)
     cache = _open_cache(args)
     results, notes = {}, []
     langs = {d.lang for d in extracted.declarations}
@@ -110,7 +110,7 @@ def cmd_mutate(args) -> int:
             crate_oracle = build_oracle("cargo-crate", settings, cache) if args.in_crate != "never" else None
             used += [executor.oracle(build_oracle("rustc", settings, cache), settings),
                      executor.oracle(crate_oracle, settings)]
-            results["rust"] = repair_rows(extracted.declarations, used[0], settings_, args.seed, crate_oracle=used[1])
+            results["rust"] = repair_rows(extracted.declarations, used[0], repair, args.seed, crate_oracle=used[1])
             if crate_oracle is not None:
                 crate_oracle.close()
         if "vox" in langs:
@@ -119,7 +119,7 @@ def cmd_mutate(args) -> int:
             except ToolchainMissing as exc:
                 notes.append(f"Vox declarations skipped: {exc}")
             else:
-                results["vox"] = repair_rows(extracted.declarations, used[-1], settings_, args.seed, lang="vox")
+                results["vox"] = repair_rows(extracted.declarations, used[-1], repair, args.seed, lang="vox")
         ran_on = executor.stats(used)
     summary = write_run(results, args.out, {"declarations": len(extracted.declarations), "seed": args.seed,
                                             "notes": notes, "extract": left_out})

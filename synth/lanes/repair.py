@@ -10,7 +10,8 @@ from synth.extract.model import standalone_source
 from synth.mutate import diagnostics
 from synth.in_crate import crate_name_of
 from synth.mutate.balance import balance
-from synth.mutate.repair import (LANGS, OPERATOR_CAPS, OperatorStats, RepairSettings, build_rows, eligible_declarations,
+from synth.mutate.settings import RepairSettings
+from synth.mutate.repair import (LANGS, OPERATOR_CAPS, OperatorStats, build_rows, eligible_declarations,
                                   make_mutants, repair_prompt, repair_rows)
 from synth.store import fingerprint
 from synth.prompts import template_hash
