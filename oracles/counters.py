@@ -9,6 +9,11 @@ import dataclasses
 
 @dataclasses.dataclass
 class Counters:
+    # what every oracle counts: the verdict cache adds its hits, a run sums the others
+    compiler_runs: int = 0
+    candidates_compiled: int = 0  # candidates not answered by the cache (the compiler's work)
+    cache_hits: int = 0
+
     def snapshot(self) -> "Counters":
         return copy.deepcopy(self)
 

@@ -55,3 +55,14 @@ def test_a_wrong_but_compiling_splice_fails_its_tests():
     (verdict,) = CargoOracle().test([Splice(str(EXAMPLE_CRATE), "src/stats.rs", start, end, wrong)])
     assert not verdict.passed and verdict.tests.failed >= 1 and verdict.tests.passed >= 10
     assert not [d for d in verdict.diagnostics if d.severity == "error"]  # it compiles; the tests catch it
+
+
+def test_a_cached_verdict_is_counted_like_every_oracle_s(tmp_path):
+    """The verdict cache counts its hits in the oracle's counters, the in-place cargo oracle's too
+    (`synth demo` checks the example crate this way on every run after its first)."""
+    from oracles.cache import VerdictCache
+    unchanged = Splice(str(EXAMPLE_CRATE), "src/lib.rs", 0, 0, "")
+    CargoOracle(cache=VerdictCache(tmp_path)).check([unchanged])
+    again = CargoOracle(cache=VerdictCache(tmp_path))
+    (verdict,) = again.check([unchanged])
+    assert verdict.mode == "cache" and again.stats.cache_hits == 1 and again.stats.compiler_runs == 0

@@ -37,14 +37,11 @@ Copy = tuple[str, tuple[str, ...]]  # a scratch copy: the crate folder, the feat
 
 @dataclass
 class CargoCrateStats(Counters):
-    compiler_runs: int = 0
-    candidates_compiled: int = 0  # splices not answered by the cache
     batch_runs: int = 0
     solo_runs: int = 0
     bisections: int = 0
     early_stops: int = 0  # untrusted batches split by their likely culprits instead of in halves
     clean_rechecks: int = 0
-    cache_hits: int = 0
     probe_runs: int = 0  # checks of which functions a crate's configuration compiles
     elapsed_s: float = 0.0  # wall time of all cargo runs
     setup_s: float = 0.0  # ... of them, the checks of each crate as it is (dependencies built once)

@@ -98,11 +98,6 @@ class CargoTuning:
     test_timeout_s: float = 60.0
 
 
-@dataclass
-class CargoStats(Counters):
-    compiler_runs: int = 0
-
-
 class CargoOracle:
     id = "cargo"
 
@@ -113,7 +108,7 @@ class CargoOracle:
         self.settings, self.config = settings or OracleSettings(), tuning or CargoTuning()
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
-        self.stats = CargoStats()
+        self.stats = Counters()
         self.cargo, self.rustc, self.toolchain = start_cargo(self.settings.cargo, cache)
         self.rustdoc = str(Path(self.cargo).with_name("rustdoc"))
 

@@ -68,15 +68,12 @@ class RustcTuning:
 
 @dataclass
 class RustcStats(Counters):
-    compiler_runs: int = 0
-    candidates_compiled: int = 0  # candidates not answered by the cache (the compiler's work)
     batch_runs: int = 0
     solo_runs: int = 0
     bisections: int = 0
     early_stops: int = 0  # batches rustc gave up on early: candidates with a stopping error checked alone
     clean_rechecks: int = 0
     contaminated: int = 0
-    cache_hits: int = 0
     solo_reasons: dict[str, int] = field(default_factory=dict)
     untrusted_batches: dict[str, int] = field(default_factory=dict)  # why a batch's output was not used
 

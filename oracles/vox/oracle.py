@@ -40,13 +40,6 @@ class VoxTuning:
     test_timeout_s: float = 30.0
 
 
-@dataclass
-class VoxStats(Counters):
-    compiler_runs: int = 0
-    candidates_compiled: int = 0
-    cache_hits: int = 0
-
-
 def _first_json(text: str):
     """The first JSON value in `text` (`--for-llm` prints a human line after it)."""
     decoder = json.JSONDecoder()
@@ -96,7 +89,7 @@ class VoxOracle:
         self.settings, self.config = settings or OracleSettings(), tuning or VoxTuning()
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
-        self.stats = VoxStats()
+        self.stats = Counters()
         self.binary, self.toolchain = start_compiler(self.settings.vox, "vox, or --vox PATH", cache, ("--version",))
 
     @property
