@@ -80,7 +80,8 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     crate.keep_checks = True
     result = repair_rows(decls, rust, RepairSettings(in_crate=in_crate), seed, crate_oracle=crate)
     wall = time.monotonic() - start
-    floor = sum(copy.floor_s() for copy in crate.copies())  # bare rustc on the same copies and checks
+    floors = [copy.floor_s() for copy in crate.copies()]  # bare rustc on the same copies and checks, one at a time
+    floor = sum(floors)
     summary = write_run({"rust": result}, out_dir, {"seed": seed})
     funnel = result.funnel
     n_eligible = len(eligible)
@@ -104,6 +105,10 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
         # oracle's own cargo/rustc runs; and all of the stage (extraction included) over that floor
         "rustc_floor_s": round(floor, 1), "oracle_runs_s": round(crate.stats.elapsed_s, 1),
         "overhead_over_floor": round(wall / max(1e-9, floor), 2),
+        # the same per-copy floors on the oracle's workers (longest first, each to the first free
+        # one): what the checks alone would take side by side, with no Python and no extraction
+        "rustc_floor_workers": crate.workers, "rustc_floor_side_by_side_s": round(makespan(floors, crate.workers), 1),
+        "side_by_side_floor_s_per_mb": round(makespan(floors, crate.workers) / max(1e-9, source_bytes / 1e6), 1),
         "compiler_runs": runs, "candidates_compiled": compiled,
         "compiler_runs_per_candidate": round(runs / max(1, compiled), 3),
         "crate_oracle": vars(crate.stats),
@@ -121,6 +126,14 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     figures["funnel"] = funnel
     figures["identical"] = figures["side_by_side"]["identical"] and figures["recheck"]["disagreements"] == 0
     return figures
+
+
+def makespan(seconds: list[float], workers: int) -> float:
+    """The wall time of jobs taking `seconds` on `workers`, longest first, each to the first free worker."""
+    loads = [0.0] * max(1, workers)
+    for s in sorted(seconds, reverse=True):
+        loads[loads.index(min(loads))] += s
+    return max(loads)
 
 
 def side_by_side(crate: CargoCrateOracle, seed: int, sample: int, result) -> dict:

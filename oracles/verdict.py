@@ -99,8 +99,9 @@ class Splice:
     text: str
     features: tuple[str, ...] = ()  # on besides the default ones (the copy it is checked in)
 
-    def fingerprint(self) -> str:
-        return f"crate:{crate_hash(Path(self.crate_dir))}:{self.path}:{self.start_byte}:{self.end_byte}" + \
+    def fingerprint(self, digest: str | None = None) -> str:
+        """`digest`: the crate's crate_hash, when the caller has it."""
+        return f"crate:{digest or crate_hash(Path(self.crate_dir))}:{self.path}:{self.start_byte}:{self.end_byte}" + \
             features_key(self.features)
 
     @property
@@ -108,13 +109,24 @@ class Splice:
         """The scratch copy it is checked in: the crate, and the features on besides the default."""
         return self.crate_dir, self.features
 
-    def candidate(self) -> Candidate:
-        """Its verdict key's candidate (made once a splice: the crate is hashed for it)."""
+    def candidate(self, digest: str | None = None) -> Candidate:
+        """Its verdict key's candidate (made once a splice: the crate is hashed for it, unless
+        `digest` gives its hash)."""
         made = self.__dict__.get("_candidate")
         if made is None:
-            made = Candidate.of(self.text, self.fingerprint())
+            made = Candidate.of(self.text, self.fingerprint(digest))
             object.__setattr__(self, "_candidate", made)
         return made
+
+
+def splice_candidates(splices: list[Splice]) -> list[Candidate]:
+    """Their verdict keys, each crate hashed once (checking that a crate is unchanged walks its
+    files: once a splice, that was ms each, seconds for a corpus's mutants)."""
+    digests: dict[str, str] = {}
+    for splice in splices:
+        if splice.crate_dir not in digests:
+            digests[splice.crate_dir] = crate_hash(Path(splice.crate_dir))
+    return [splice.candidate(digests[splice.crate_dir]) for splice in splices]
 
 
 def features_key(features: tuple[str, ...]) -> str:

@@ -36,7 +36,8 @@ class InCrate:
 def crate_originals(decls: list[Declaration], oracle) -> InCrate:
     """Verify each declaration in its crate: the crate passes under the default features (or
     under features off by default whose dependencies are at hand) and a probe check shows the
-    compiler saw the declaration there. What no feature set compiles is configured out."""
+    compiler saw the declaration there. What no feature set compiles is configured out. Crates
+    are verified side by side (the oracle's workers), their findings merged in crate order."""
     out = InCrate()
     by_crate: dict[str, list[Declaration]] = {}
     for decl in decls:
@@ -44,37 +45,49 @@ def crate_originals(decls: list[Declaration], oracle) -> InCrate:
             out.why_not[decl.id] = "not in a crate (no Cargo.toml above it)"
         else:
             by_crate.setdefault(decl.crate_root, []).append(decl)
-    for root, group in by_crate.items():
-        default = oracle.original(root)
-        if not default.passed:
-            first = default.errors[0].render() if default.errors else "no diagnostic"
-            out.why_not.update({d.id: f"crate does not compile: {first.splitlines()[0][:200]}" for d in group})
-            continue
-        points = {}
-        for d in group:
-            at = body_start(d.text, d.signature, d.body if d.kind != "impl" else "")
-            if at is None:
-                out.why_not[d.id] = "configured out: no body a probe could be planted in"
-            else:
-                points[d.id] = (d.crate_path, d.start_byte + at)
-        checked = out.feature_sets.setdefault(crate_name_of(root), [])
-        sets = [(), *_extra_sets(root)[:1]]
-        for features in sets:
-            todo = [i for i in points if i not in out.verified]
-            if not todo:
-                break
-            seen = oracle.compiled(root, features, [points[i] for i in todo])
-            verdict = default if not features else oracle.original(root, features) if seen else None
-            passed = verdict.passed if verdict else None  # None: not checked (the probe saw nothing new)
-            checked.append({"features": list(features), "compiled": len(seen) if passed else 0, "passed": passed})
-            if passed:
-                for k in seen:
-                    out.verified[todo[k]], out.features[todo[k]] = verdict, features
-            elif len(sets) == 2 and features == sets[1]:  # all together fail (or show nothing): each alone
-                sets += _extra_sets(root)[1:]
-        tried = ", ".join("+" + ",".join(s["features"]) if s["features"] else "default" for s in checked)
-        out.why_not.update({i: f"configured out: compiled under no feature set checked ({tried})"
-                            for i in points if i not in out.verified})
+    for part in oracle.each_crate(lambda item: _crate_verified(*item, oracle), list(by_crate.items()),
+                                  cost=lambda item: len(item[1])):
+        out.verified.update(part.verified)
+        out.why_not.update(part.why_not)
+        out.features.update(part.features)
+        for name, sets in part.feature_sets.items():
+            out.feature_sets.setdefault(name, []).extend(sets)
+    return out
+
+
+def _crate_verified(root: str, group: list[Declaration], oracle) -> InCrate:
+    """crate_originals for one crate."""
+    out = InCrate()
+    default = oracle.original(root)
+    if not default.passed:
+        first = default.errors[0].render() if default.errors else "no diagnostic"
+        out.why_not.update({d.id: f"crate does not compile: {first.splitlines()[0][:200]}" for d in group})
+        return out
+    points = {}
+    for d in group:
+        at = body_start(d.text, d.signature, d.body if d.kind != "impl" else "")
+        if at is None:
+            out.why_not[d.id] = "configured out: no body a probe could be planted in"
+        else:
+            points[d.id] = (d.crate_path, d.start_byte + at)
+    checked = out.feature_sets.setdefault(crate_name_of(root), [])
+    sets = [(), *_extra_sets(root)[:1]]
+    for features in sets:
+        todo = [i for i in points if i not in out.verified]
+        if not todo:
+            break
+        seen = oracle.compiled(root, features, [points[i] for i in todo])
+        verdict = default if not features else oracle.original(root, features) if seen else None
+        passed = verdict.passed if verdict else None  # None: not checked (the probe saw nothing new)
+        checked.append({"features": list(features), "compiled": len(seen) if passed else 0, "passed": passed})
+        if passed:
+            for k in seen:
+                out.verified[todo[k]], out.features[todo[k]] = verdict, features
+        elif len(sets) == 2 and features == sets[1]:  # all together fail (or show nothing): each alone
+            sets += _extra_sets(root)[1:]
+    tried = ", ".join("+" + ",".join(s["features"]) if s["features"] else "default" for s in checked)
+    out.why_not.update({i: f"configured out: compiled under no feature set checked ({tried})"
+                        for i in points if i not in out.verified})
     return out
 
 

@@ -66,3 +66,24 @@ def test_a_cached_verdict_is_counted_like_every_oracle_s(tmp_path):
     again = CargoOracle(cache=VerdictCache(tmp_path))
     (verdict,) = again.check([unchanged])
     assert verdict.mode == "cache" and again.stats.cache_hits == 1 and again.stats.compiler_runs == 0
+
+
+def test_verdict_keys_made_together_hash_each_crate_once_and_still_see_a_change(tmp_path):
+    from oracles import verdict
+    crate = tmp_path / "k"
+    (crate / "src").mkdir(parents=True)
+    (crate / "src" / "lib.rs").write_text("pub fn one() -> u8 { 1 }\n")
+    splices = [Splice(str(crate), "src/lib.rs", 0, 4, f"pub fn one() -> u8 {{ {n} }}") for n in range(5)]
+    walks = []
+    real = verdict.crate_files
+    verdict.crate_files = lambda root: walks.append(root) or real(root)
+    try:
+        together = verdict.splice_candidates(splices)
+    finally:
+        verdict.crate_files = real
+    assert len(walks) == 1  # one look at the crate for five keys
+    alone = [Splice(s.crate_dir, s.path, s.start_byte, s.end_byte, s.text).candidate() for s in splices]
+    assert [c.id for c in together] == [c.id for c in alone] and len({c.id for c in together}) == 5
+    (crate / "src" / "lib.rs").write_text("pub fn one() -> u8 { 2 }\n")  # the crate changed: other keys
+    again = verdict.splice_candidates([Splice(s.crate_dir, s.path, s.start_byte, s.end_byte, s.text) for s in splices])
+    assert not {c.id for c in again} & {c.id for c in together}

@@ -1,6 +1,8 @@
 """A crate's later checks run the rustc command cargo ran for it (oracles/cargo/direct.py), and
 crates are checked side by side (oracles/turns.py): the verdicts are exactly those of cargo,
 one crate at a time."""
+import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -9,12 +11,13 @@ import pytest
 
 from conftest import EXAMPLE_CRATE
 from oracles.cargo.crate import CargoCrateOracle
+from oracles.isolation.sandbox import Sandbox
 from oracles.settings import OracleSettings
 from oracles.turns import Turns
 from oracles.verdict import Splice
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.in_crate import crate_jobs
+from synth.in_crate import crate_jobs, crate_originals
 from synth.mutate.repair import OperatorStats, eligible_declarations, make_mutants
 from synth.mutate.rust_ops import RUST_OPERATORS
 
@@ -116,3 +119,54 @@ def test_turns_let_compilers_overlap_but_never_two_threads_work_at_once():
     assert turns.map(work, [1, 2, 3], workers=3) == [2, 4, 6]
     assert most[0] == 1  # nobody else worked while one held the turn
     assert time.monotonic() - start < 1.5  # one after another: 3 x 2 x 0.32 s
+
+
+class _CountingSandbox(Sandbox):
+    """The real sandbox, counting the compilers running at once and the order crates start in."""
+
+    def __init__(self):
+        super().__init__()
+        self.guard, self.now, self.most, self.packages = threading.Lock(), 0, 0, []
+
+    def run(self, argv, cwd, *args, **kwargs):
+        with self.guard:
+            self.now += 1
+            self.most = max(self.most, self.now)
+            self.packages.append(re.search(r'name = "([^"]+)"', (Path(cwd) / "Cargo.toml").read_text()).group(1))
+        try:
+            return super().run(argv, cwd, *args, **kwargs)
+        finally:
+            with self.guard:
+                self.now -= 1
+
+
+def test_crates_are_verified_side_by_side_with_the_findings_of_one_at_a_time(built):
+    decls = eligible_declarations(extract_paths([str(EXAMPLE_CRATE), str(built)], ExtractOptions(jobs=1)).declarations,
+                                  "rust")
+    found, most = {}, {}
+    for workers in (1, 2):
+        sandbox = _CountingSandbox()
+        oracle = CargoCrateOracle(OracleSettings(jobs=workers), sandbox=sandbox, cache=None)
+        try:
+            out = crate_originals(decls, oracle)
+        finally:
+            oracle.close()
+        found[workers] = json.dumps([list(out.verified), out.why_not, out.features, out.feature_sets])
+        most[workers] = sandbox.most
+    assert len(json.loads(found[1])[0]) >= 5
+    assert found[2] == found[1]  # the same declarations, reasons and feature sets, in the same order
+    assert most == {1: 1, 2: 2}  # the two crates' checks overlapped
+
+
+def test_the_copy_with_most_to_check_starts_first(built):
+    mutants = _mutants([EXAMPLE_CRATE, built])
+    few = [m for m in mutants if m.decl.crate_root == str(built)][:1]
+    many = [m for m in mutants if m.decl.crate_root == str(EXAMPLE_CRATE)][:3]
+    assert len(few) == 1 and len(many) == 3
+    sandbox = _CountingSandbox()
+    oracle = CargoCrateOracle(OracleSettings(jobs=1), sandbox=sandbox, cache=None)
+    try:
+        oracle.check(crate_jobs(few + many, oracle, {}))  # listed with the smaller crate first
+    finally:
+        oracle.close()
+    assert sandbox.packages[0] != "built" and sandbox.packages[-1] == "built", sandbox.packages

@@ -127,6 +127,28 @@ def test_every_operator_edit_keeps_the_code_parseable():
             assert not _parser().parse(apply(text, edit).encode()).root_node.has_error, op.name
 
 
+
+def test_the_sites_kept_are_exactly_those_a_fresh_parse_keeps():
+    """rust_sites reparses each mutated text from the declaration's tree (tree-sitter's
+    incremental parse); the edits it keeps must be those a parse from scratch keeps."""
+    from synth.extract.rust_syntax import rust_parser as _parser
+    decls = extract_paths([str(EXAMPLE_CRATE)], ExtractOptions(jobs=1)).declarations
+    texts = [d.text for d in decls] + ["fn f(v: Vec<u8>) -> usize { let n = v.len(); n }"]
+    kept = dropped = 0
+    for text in texts:
+        data = text.encode()
+        root = _parser().parse(data).root_node
+        for op in RUST_OPERATORS:
+            if root.has_error:
+                continue
+            fresh = [e for e in op.sites(root, data)
+                     if apply(text, e) != text and not _parser().parse(apply(text, e).encode()).root_node.has_error]
+            assert rust_sites(text, op) == fresh, op.name
+            kept += len(fresh)
+            dropped += len(op.sites(root, data)) - len(fresh)
+    assert kept >= 50
+
+
 # -- Vox, against tests/stubs/vox (a stub of `vox check`; the real compiler rejects more) ----------
 
 from conftest import STUB_VOX  # noqa: E402

@@ -30,7 +30,7 @@ from ..isolation.sandbox import Sandbox
 from ..toolchain import start_cargo
 from ..counters import Counters
 from ..settings import OracleSettings
-from ..verdict import Candidate, Diagnostic, Splice, Verdict, features_key
+from ..verdict import Candidate, Diagnostic, Splice, Verdict, features_key, splice_candidates
 
 Copy = tuple[str, tuple[str, ...]]  # a scratch copy: the crate folder, the features on besides the default
 
@@ -80,6 +80,13 @@ class CargoCrateOracle:
     def job(self, splice: Splice, name: str, original: str = "", kind: str = "", trait_impl: bool = False) -> Job:
         """A splice to check, with what decides which others it may share a check with."""
         return job_of(splice, name, original, kind, trait_impl)
+
+    def each_crate(self, work, items: list, cost=None) -> list:
+        """`work(item)` for each item (one crate's checks), crates side by side, results in order;
+        the items of most `cost` start first, so that no long one is left running alone at the end."""
+        order = sorted(range(len(items)), key=lambda k: -cost(items[k])) if cost else list(range(len(items)))
+        done = self._turns.map(work, [items[k] for k in order], self.workers)
+        return [part for _, part in sorted(zip(order, done), key=lambda it: it[0])]
 
     def copies(self) -> list[ScratchCrate]:
         return [s for s in self._scratch.values() if isinstance(s, ScratchCrate)]
@@ -160,14 +167,15 @@ class CargoCrateOracle:
         """One verdict per job, in order: batched per crate where that is exact."""
         verdicts: dict[int, Verdict] = {}
         todo: dict[str, list[int]] = {}
-        for i, job in enumerate(jobs):
-            hit = self._cached(job.splice.candidate())
+        for i, (job, cand) in enumerate(zip(jobs, splice_candidates([job.splice for job in jobs]))):
+            hit = self._cached(cand)
             if hit is not None:
                 verdicts[i] = hit
             else:
                 todo.setdefault(job.splice.copy, []).append(i)
         self.stats.candidates_compiled += sum(len(v) for v in todo.values())
-        for part in self._turns.map(lambda item: self._check_copy(*item, jobs), list(todo.items()), self.workers):
+        for part in self.each_crate(lambda item: self._check_copy(*item, jobs), list(todo.items()),
+                                    cost=lambda item: len(item[1])):
             verdicts.update(part)
         for i, job in enumerate(jobs):
             if verdicts[i].mode != "cache":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections import Counter
 
-from oracles.verdict import Candidate, Splice
+from oracles.verdict import Candidate, Splice, splice_candidates
 from synth.extract.model import standalone_source
 from synth.mutate import diagnostics
 from synth.in_crate import crate_name_of
@@ -91,11 +91,13 @@ def planned_mutants(decls, ctx, settings) -> Counter:
         stats = {op.name: OperatorStats() for op in operators}
         mine = [d for d in decls if d.lang == lang]
         oracle, crate = ctx.oracles.get(lang), _crate_oracle(ctx, settings, lang)
-        for m in make_mutants(mine, operators, ctx.seed, stats, sites_of, apply_edit):
+        mutants = make_mutants(mine, operators, ctx.seed, stats, sites_of, apply_edit)
+        spliced = [m for m in mutants if crate is not None and m.decl.crate_root]
+        in_crate = dict(zip(map(id, spliced), splice_candidates(
+            [Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken) for m in spliced])))
+        for m in mutants:
             alone = Candidate.of(standalone_source(m.decl, m.broken))
-            in_crate = Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte,
-                              m.broken).candidate() if crate is not None and m.decl.crate_root else None
-            if not (_cached(oracle, alone) or (in_crate is not None and _cached(crate, in_crate))):
+            if not (_cached(oracle, alone) or (id(m) in in_crate and _cached(crate, in_crate[id(m)]))):
                 counts[crate_name_of(m.decl.crate_root)] += 1
     return counts
 

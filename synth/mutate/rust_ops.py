@@ -6,8 +6,9 @@ these are type, borrow and name errors, never typos in the grammar.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 
-from tree_sitter import Node
+from tree_sitter import Node, Tree
 
 from synth.extract.rust_syntax import rust_parser
 
@@ -21,12 +22,14 @@ WRONG_METHOD = {"len": "length", "push": "push_back", "is_empty": "empty", "to_s
                 "abs": "absolute", "split_whitespace": "split_words", "entry": "entry_for", "unwrap_or": "or_else_value"}
 
 
-def _walk(node: Node):
-    stack = [node]
+@lru_cache(maxsize=32)  # each operator walks the same declaration's tree: once, not once each
+def _walk(node: Node) -> tuple[Node, ...]:
+    out, stack = [], [node]
     while stack:
         n = stack.pop()
-        yield n
+        out.append(n)
         stack.extend(reversed(n.children))
+    return tuple(out)
 
 
 def _text(node: Node) -> str:
@@ -264,15 +267,34 @@ def apply(text: str, edit: Edit) -> str:
     return (data[:edit.start] + edit.replacement.encode() + data[edit.end:]).decode()
 
 
+@lru_cache(maxsize=8)  # every operator looks at the same declaration in turn: one parse, not one each
+def _tree(data: bytes) -> Tree:
+    return rust_parser().parse(data)
+
+
 def rust_sites(text: str, operator: Operator) -> list[Edit]:
     """Edits `operator` could make to `text`; only those that leave it parseable."""
     data = text.encode()
-    root = rust_parser().parse(data).root_node
+    root = _tree(data).root_node
     if root.has_error:
         return []
     out = []
     for edit in operator.sites(root, data):
         mutated = apply(text, edit)
-        if mutated != text and not rust_parser().parse(mutated.encode()).root_node.has_error:
+        if mutated != text and not _reparsed(data, edit, mutated.encode()).root_node.has_error:
             out.append(edit)
     return out
+
+
+def _reparsed(data: bytes, edit: Edit, mutated: bytes) -> Tree:
+    """`mutated` (= `data` with `edit`) parsed again from `data`'s tree, reusing what the edit left alone."""
+    tree = _tree(data).copy()
+    new_end = edit.start + len(edit.replacement.encode())
+    tree.edit(start_byte=edit.start, old_end_byte=edit.end, new_end_byte=new_end, start_point=_point(data, edit.start),
+              old_end_point=_point(data, edit.end), new_end_point=_point(mutated, new_end))
+    return rust_parser().parse(mutated, tree)
+
+
+def _point(data: bytes, at: int) -> tuple[int, int]:
+    line_start = data.rfind(b"\n", 0, at) + 1
+    return data.count(b"\n", 0, at), at - line_start
