@@ -109,6 +109,7 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
         # one): what the checks alone would take side by side, with no Python and no extraction
         "rustc_floor_workers": crate.workers, "rustc_floor_side_by_side_s": round(makespan(floors, crate.workers), 1),
         "side_by_side_floor_s_per_mb": round(makespan(floors, crate.workers) / max(1e-9, source_bytes / 1e6), 1),
+        "overhead_over_side_by_side_floor": round(wall / max(1e-9, makespan(floors, crate.workers)), 2),
         "compiler_runs": runs, "candidates_compiled": compiled,
         "compiler_runs_per_candidate": round(runs / max(1, compiled), 3),
         "crate_oracle": vars(crate.stats),

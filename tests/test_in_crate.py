@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.crates_bench import recheck_row
+from benchmarks.crates_bench import makespan, recheck_row
 from oracles.cargo.oracle import Splice
 from oracles.settings import OracleSettings
 from oracles.cargo.crate import CargoCrateOracle
@@ -331,3 +331,8 @@ def test_a_declaration_whose_context_was_cut_is_verified_in_its_crate_without_a_
         oracle.close()
     assert result.rows and {r.verification.scope for r in result.rows} == {"crate"}
     assert standalone.stats.candidates_compiled == 0  # no original and no mutant checked alone
+
+
+def test_the_side_by_side_floor_packs_the_longest_first():
+    assert makespan([2, 2, 3, 2, 3], 2) == 7  # 3+2+2 | 3+2
+    assert makespan([5, 1, 1], 2) == 5 and makespan([5, 1, 1], 1) == 7
