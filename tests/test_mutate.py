@@ -146,7 +146,7 @@ def test_the_sites_kept_are_exactly_those_a_fresh_parse_keeps():
             assert rust_sites(text, op) == fresh, op.name
             kept += len(fresh)
             dropped += len(op.sites(root, data)) - len(fresh)
-    assert kept >= 50
+    assert kept >= 50 and dropped >= 1  # some edits are refused: the comparison covers both answers
 
 
 # -- Vox, against tests/stubs/vox (a stub of `vox check`; the real compiler rejects more) ----------
