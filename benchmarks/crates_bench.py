@@ -23,6 +23,7 @@ from oracles.verdict import Splice, Verdict
 from oracles.settings import OracleSettings
 from synth.extract.extract import ExtractOptions, extract_paths
 from synth.jsonl import write_json
+from synth.lanes.repair import mark_compiler_solvable
 from synth.mutate.repair import RepairSettings, eligible_declarations, repair_rows, write_run
 
 CORPUS_LIST = Path(__file__).with_name("real_crates.txt")
@@ -63,8 +64,9 @@ def recheck_row(row: dict, registry: str = DEBIAN_REGISTRY, crate_dir: Path | No
         oracle.close()
     recorded = Verdict(candidate_id="", oracle="", toolchain="", **{
         k: row["broken_verification"][k] for k in ("passed", "diagnostics")})
-    agree = fixed.passed and not broken.passed and broken.diagnostics == recorded.diagnostics
-    return {"agree": agree, "fixed_passed": fixed.passed, "broken_same": broken.diagnostics == recorded.diagnostics}
+    same = [d.without_fixes() for d in broken.diagnostics] == recorded.diagnostics  # rows keep no fixes
+    agree = fixed.passed and not broken.passed and same
+    return {"agree": agree, "fixed_passed": fixed.passed, "broken_same": same}
 
 
 def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: str | None = None,
@@ -78,7 +80,8 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     rust = RustOracle(OracleSettings(jobs=1))
     crate = CargoCrateOracle(cache=None)
     crate.keep_checks = True
-    result = repair_rows(decls, rust, RepairSettings(in_crate=in_crate), seed, crate_oracle=crate)
+    result = repair_rows(decls, rust, RepairSettings(in_crate=in_crate), seed, crate_oracle=crate,
+                         solvable=mark_compiler_solvable)
     wall = time.monotonic() - start
     floors = [copy.floor_s() for copy in crate.copies()]  # bare rustc on the same copies and checks, one at a time
     floor, side = sum(floors), makespan(floors, crate.workers)  # ... and side by side on the oracle's workers

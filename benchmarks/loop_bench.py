@@ -3,7 +3,8 @@ A thin driver over the commands a user runs (examples/loop/: the config and the 
 
     synth run --config examples/loop/synth.toml            repair and doc rows of the training crates,
                                                             held-out and RL tasks of both families
-    synth eval --answers unchanged|rustc --family repair    baselines needing no model
+    synth eval --answers unchanged|rustc|rustc_all|compiler_words|best_free --family repair
+                                                            baselines needing no model (the compiler's help)
     synth eval --model BASE [--shots 1 --family repair]     the base model (and shown one worked example)
     synth train sft --profile examples/loop/profile.toml    LoRA SFT on the snapshot
     synth eval --model SFT --baseline base.json
@@ -31,6 +32,11 @@ REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "examples" / "loop" / "synth.toml"
 PROFILE = REPO / "examples" / "loop" / "profile.toml"
 RATES = ("compile_rate", "pass_at_1")
+COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words", "best_free")
+# the operators of the loop before issue "Repair beyond the compiler": their tasks' figure, for continuity
+OLD_OPERATORS = ("unresolved_name", "return_type_mismatch", "argument_count", "use_after_move", "immutable_binding",
+                 "conflicting_borrow", "missing_method", "missing_field", "dropped_try", "missing_trait_method",
+                 "dropped_bound", "argument_type")
 KEYS = {"compile_rate": "solved", "pass_at_1": "pass@1"}  # per-task scores behind each rate
 
 
@@ -94,7 +100,8 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
     data = loop.data("data", config)
     evals = {"base": loop.eval("eval_base", "base", "--model", base)}
     evals["unchanged"] = loop.eval("baselines", "unchanged", "--answers", "unchanged", "--family", "repair")
-    evals["rustc"] = loop.eval("baselines", "rustc", "--answers", "rustc", "--family", "repair")
+    for kind in COMPILER_BASELINES:
+        evals[kind] = loop.eval("baselines", kind, "--answers", kind, "--family", "repair")
     evals["one_shot_base"] = loop.eval("eval_one_shot", "one_shot_base", "--model", base, "--shots", "1",
                                        "--family", "repair")
     steps = ["--max-steps", str(sft_steps)] if sft_steps else []
@@ -158,9 +165,16 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
                                 "one_shot_base": _rate(evals["one_shot_base"], family),
                                 "rustc_suggestions": _rate(evals["rustc"], family),
                                 "rustc_applicable_tasks": evals["rustc"]["families"].get(family, {}).get("tasks", 0)}
+            out["baselines"].update({kind: _rate(evals[kind], family) for kind in COMPILER_BASELINES[1:]})
             out["sft_vs_one_shot_base"] = paired(evals["one_shot_base"], evals["sft"], family, seed)
             out["sft_vs_rustc_suggestions"] = paired(evals["rustc"], evals["sft"], family, seed)
+            out["sft_vs_best_free"] = paired(evals["best_free"], evals["sft"], family, seed)
             out["where_rustc_fails"] = where_fails(evals["rustc"], evals["sft"], family)
+            models = {"base": evals["base"], "sft": evals["sft"], "grpo": grpo, "best_free": evals["best_free"]}
+            out["beyond_compiler"] = beyond_compiler(models, family)
+            out["by_operator"] = by_operator(models, family)
+            out["by_compiler_solvable"] = by_compiler_solvable(models, family)
+            out["old_operators"] = rates_on(models, family, lambda t, p: p.get("operator") in OLD_OPERATORS)
         families[family] = out
     codegen = families.get("codegen", {})
     zero_std = grpo_manifest.get("frac_reward_zero_std", [])
@@ -205,6 +219,36 @@ def where_fails(baseline: dict, model: dict, family: str) -> dict:
     fixed = {t for t, p in baseline["per_task"].items() if p["solved"]}
     mine = [p["solved"] for t, p in model["per_task"].items() if p["family"] == family and t not in fixed]
     return {"tasks": len(mine), "model_rate": round(sum(mine) / len(mine), 4) if mine else None}
+
+
+def beyond_compiler(models: dict, family: str) -> dict:
+    """Each model's rate on the held-out tasks the compiler's help (best_free) does not fix."""
+    fixed = {t for t, p in models["best_free"]["per_task"].items() if p["solved"]}
+    out = rates_on({k: v for k, v in models.items() if k != "best_free"}, family, lambda t, p: t not in fixed)
+    return {"tasks": out.pop("tasks"), **out}
+
+
+def by_operator(models: dict, family: str) -> dict:
+    """The rates per mutation operator of the tasks (and how many of them the compiler's help fixes)."""
+    operators = sorted({p.get("operator") or "" for p in models["base"]["per_task"].values() if p["family"] == family})
+    return {op: rates_on(models, family, lambda t, p, op=op: (p.get("operator") or "") == op) for op in operators}
+
+
+def by_compiler_solvable(models: dict, family: str) -> dict:
+    """The rates on the tasks whose row the synthesis marked solvable by the compiler's help, and the others."""
+    return {str(flag).lower(): rates_on(models, family, lambda t, p, flag=flag: p.get("compiler_solvable") is flag)
+            for flag in (True, False)}
+
+
+def rates_on(models: dict, family: str, keep) -> dict:
+    """Each model's compile rate on the tasks of `family` that `keep(task_id, per_task)` selects,
+    as the base model's evaluation lists them."""
+    chosen = [t for t, p in models["base"]["per_task"].items() if p["family"] == family and keep(t, p)]
+    out = {"tasks": len(chosen)}
+    for name, result in models.items():
+        scores = [result["per_task"][t]["solved"] for t in chosen if t in result["per_task"]]
+        out[name] = round(sum(scores) / len(scores), 4) if scores else None
+    return out
 
 
 def ablate_mens(loop: Loop, evals: dict, sft_steps: int | None, seed: int) -> dict:

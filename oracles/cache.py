@@ -16,7 +16,8 @@ from .verdict import Candidate, Verdict
 # 4: a suggestion already in its help message (or introduced by a trailing ":") is not repeated.
 # 4: "`#[warn(x)]` implied by `#[warn(warnings)]`" is order-dependent too (found in crate batches).
 # 5: crate batches: an impl's method signatures are its header; errors elsewhere given to the one new signature named there.
-CACHE_LOGIC_VERSION = "5"
+# 6: diagnostics carry rustc's suggestions with their places (Diagnostic.fixes).
+CACHE_LOGIC_VERSION = "6"
 
 
 def verdict_key(candidate: Candidate, oracle: str, toolchain: str, flags: dict) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 
 class Candidate(BaseModel):
@@ -26,6 +26,16 @@ class Candidate(BaseModel):
         return cls(id=digest, text=text, context_fingerprint=context_fingerprint)
 
 
+class Fix(BaseModel):
+    """One suggestion the compiler attached to a message: replacements made together, each
+    (line, column, end line, end column, text) in the candidate's own text, 1-based, columns in
+    characters; `applicability` is rustc's (MachineApplicable, MaybeIncorrect, HasPlaceholders,
+    Unspecified)."""
+
+    applicability: str
+    edits: list[tuple[int, int, int, int, str]]
+
+
 class Diagnostic(BaseModel):
     """One compiler message, positioned in the candidate's own text (1-based line/column)."""
 
@@ -39,6 +49,19 @@ class Diagnostic(BaseModel):
     label: str | None = None
     notes: list[str] = Field(default_factory=list)
     path: str | None = None  # only for multi-file checks (a crate): the file, relative to its root
+    fixes: list[Fix] = Field(default_factory=list)  # rustc's suggestions with their places (not kept in rows)
+
+    @model_serializer(mode="wrap")
+    def _without_no_fixes(self, handler):
+        """No `fixes` key where there are none: a message without suggestions reads as it always did."""
+        data = handler(self)
+        if not self.fixes:
+            data.pop("fixes", None)
+        return data
+
+    def without_fixes(self) -> "Diagnostic":
+        """As a row keeps it: the message, without the suggestions' places."""
+        return self.model_copy(update={"fixes": []}) if self.fixes else self
 
     def render(self) -> str:
         """A short human rendering, stable across batched and solo checks."""

@@ -90,6 +90,7 @@ def cmd_mutate(args) -> int:
     from synth.executor import opened
     from synth.extract import extract_paths
     from synth.extract.extract import ExtractOptions
+    from synth.lanes.repair import mark_compiler_solvable
     from synth.mutate.repair import RepairSettings, repair_rows, write_run
 
     for raw in args.paths:
@@ -110,7 +111,8 @@ def cmd_mutate(args) -> int:
             crate_oracle = build_oracle("cargo-crate", settings, cache) if args.in_crate != "never" else None
             used += [executor.oracle(build_oracle("rustc", settings, cache), settings),
                      executor.oracle(crate_oracle, settings)]
-            results["rust"] = repair_rows(extracted.declarations, used[0], repair, args.seed, crate_oracle=used[1])
+            results["rust"] = repair_rows(extracted.declarations, used[0], repair, args.seed, crate_oracle=used[1],
+                                          solvable=mark_compiler_solvable)
             if crate_oracle is not None:
                 crate_oracle.close()
         if "vox" in langs:

@@ -152,9 +152,11 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--shots", type=int, help="worked examples per family shown before each task (from --examples)")
     evaluate.add_argument("--examples", help="tasks file the worked examples come from (e.g. RUN/tasks/rl.jsonl)")
     evaluate.add_argument("--family", choices=["codegen", "repair"], help="only the tasks of this family")
-    evaluate.add_argument("--answers", choices=["unchanged", "rustc", "reference"],
-                          help="no model: judge a baseline's answers (the broken code unchanged, rustc's own fix, "
-                               "the tasks' own reference answers)")
+    evaluate.add_argument("--answers", metavar="BASELINE|FILE",
+                          help="no model: judge a baseline's answers (unchanged: the broken code; rustc: its "
+                               "machine-applicable fixes; rustc_all: every suggestion without placeholders; "
+                               "compiler_words: rules on its diagnostics; best_free: the better of those two; "
+                               "reference: the tasks' own answers), or a JSONL file of {\"id\", \"answer\"} lines")
     evaluate.add_argument("--out", required=True, help="where to write the evaluation JSON")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(command="eval")

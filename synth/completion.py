@@ -27,8 +27,13 @@ HOLLOW_LINTS = frozenset({"unconditional_recursion"})
 def answer_code(reply: str) -> str:
     """The first fenced block of a reply (any language tag), else the whole reply; without its own
     `#[cfg(...)]` lines."""
+    return without_own_cfg(fenced_code(reply)).strip("\n")
+
+
+def fenced_code(reply: str) -> str:
+    """The first fenced block of a reply as written (its `#[cfg(...)]` lines kept), else the whole reply."""
     match = FENCED.search(reply)
-    return without_own_cfg(match.group(1) if match else reply).strip("\n")
+    return match.group(1) if match else reply
 
 
 def without_own_cfg(code: str) -> str:

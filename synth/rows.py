@@ -33,7 +33,7 @@ class Verification(BaseModel):
     @classmethod
     def of(cls, verdict: Verdict) -> "Verification":
         return cls(oracle=verdict.oracle, toolchain=verdict.toolchain, passed=verdict.passed,
-                   diagnostics=verdict.diagnostics, tests=verdict.tests, isolation=verdict.sandbox.get("isolation"))
+                   diagnostics=[d.without_fixes() for d in verdict.diagnostics], tests=verdict.tests, isolation=verdict.sandbox.get("isolation"))
 
 
 class Provenance(BaseModel):

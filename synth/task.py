@@ -49,6 +49,9 @@ class Task(BaseModel):
     # repair only
     broken: str = ""  # the declaration as the prompt shows it, which the compiler rejected
     signature: str = ""  # the original signature: an answer that changes it does not count
+    kind: str = ""  # the declaration's kind (fn, method, impl): where a signature probe goes
+    operator: str = ""  # the mutation operator that broke it
+    compiler_solvable: bool | None = None  # the compiler's help alone fixes it (synth/baselines.py); None: not known
     in_crate: CrateSpot | None = None  # verified in a copy of its crate instead
 
     def source(self, code: str, with_tests: bool = False) -> str:

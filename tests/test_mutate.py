@@ -1,4 +1,5 @@
 """Repair rows from AST mutants: rejected by rustc, fixed by the original, balanced, reproducible."""
+import difflib
 import json
 import random
 import subprocess
@@ -202,3 +203,85 @@ def test_vox_repair_rows_recheck_and_cap_retired_forms(vox_oracle):
     fixed = vox_oracle.check([Candidate.of(r.checked_source) for r in rows])
     assert all(not b.passed for b in broken) and all(f.passed for f in fixed)
     assert all(r.lane == "vox_repair" and r.lang == "vox" for r in rows)
+
+
+# -- Operators whose fix the diagnostic does not spell out: each against the real rustc -----------
+
+OPS = {op.name: op for op in RUST_OPERATORS}
+# operator -> (context, declaration, the code its mutants must provoke)
+AIMED = {
+    "removed_match_arm": ("enum Shape { Circle(f64), Square(f64), Empty }\n",
+                          "fn area(s: &Shape) -> f64 {\n    match s {\n        Shape::Circle(r) => 3.0 * r * r,\n"
+                          "        Shape::Square(w) => w * w,\n        Shape::Empty => 0.0,\n    }\n}", "E0004"),
+    "generic_argument_count": ("use std::collections::HashMap;\n",
+                               "fn count(words: &[&str]) -> HashMap<String, usize> {\n    let mut m = HashMap::new();\n"
+                               "    for w in words {\n        *m.entry(w.to_string()).or_insert(0) += 1;\n    }\n"
+                               "    m\n}",
+                               "E0107"),
+    "missing_lifetime": ("", "fn longest<'a>(x: &'a str, y: &'a str) -> &'a str {\n"
+                             "    if x.len() > y.len() { x } else { y }\n}", "E0106"),
+    "dropped_clone": ("fn consume(v: Vec<u8>) -> usize { v.len() }\n",
+                      "fn twice(v: Vec<u8>) -> usize {\n    let n = consume(v.clone());\n    n + v.len()\n}", "E0382"),
+    "argument_from_context": ("fn repeat(s: &str, n: usize) -> String { s.repeat(n) }\n",
+                              "fn banner(title: &str, width: usize) -> String {\n    repeat(title, width)\n}", "E0308"),
+    "return_type_mismatch": ("", "fn scaled(x: f64, n: u8) -> u32 {\n    (x * n as f64) as u32\n}", "E0308"),
+}
+# (operator, a declaration where it must find no site): why, in the comment
+NO_SITE = [
+    ("removed_match_arm", "fn f(x: Option<u8>) -> u8 { match x { Some(0) => 1, Some(n) => n, _ => 0 } }"),  # `_` stays
+    # aliases of one argument, and a type of one
+    ("generic_argument_count", "fn f(r: std::io::Result<u8>, s: fmt::Result<u8, u8>, v: Vec<u8>) {}"),
+    ("missing_lifetime", "fn f<'a>(&self, y: &'a str, z: &str) -> &'a str { y }"),  # elision picks `&self`'s lifetime
+    ("missing_lifetime", "fn f<'a>(y: &'a str, n: usize) -> &'a str { &y[n..] }"),  # ... or the one borrowed input's
+    ("dropped_clone", "fn f(v: Vec<u8>) -> usize { let n = v.clone().len(); g(self.v.clone()); n }"),  # nothing moves
+    ("argument_from_context", "fn f(a: u8) -> u8 { { let inner = 1; } let b = g(a); b }"),  # nothing else in scope at `a`
+    ("two_errors", "fn f() -> u8 { 1 }"),  # one operator applies (return_type_mismatch), not two
+]
+
+
+def _codes(oracle, context, texts):
+    verdicts = oracle.check([Candidate.of(context + t + "\n") for t in texts])
+    return [(v.passed, {d.code for d in v.errors}) for v in verdicts]
+
+
+@pytest.mark.parametrize("name", sorted(AIMED))
+def test_operator_provokes_the_error_it_aims_at(name, rust_oracle):
+    context, decl, code = AIMED[name]
+    sites = rust_sites(decl, OPS[name])
+    assert sites, name
+    (passed, _), *broken = _codes(rust_oracle, context, [decl] + [apply(decl, e) for e in sites])
+    assert passed  # the original compiles: the mutant's error is the operator's
+    assert all(not ok and code in codes for ok, codes in broken), broken
+
+
+@pytest.mark.parametrize("name, decl", NO_SITE, ids=[name for name, _ in NO_SITE])
+def test_operator_finds_no_site_where_its_error_cannot_arise(name, decl):
+    assert rust_sites(decl, OPS[name]) == []
+
+
+def test_return_type_mismatch_picks_types_the_declaration_uses():
+    decl = "fn f<T: Clone>(x: T, m: HashMap<String, u32>, r: &[u16]) -> u32 { let n: i64 = g::<u8>(); 1 }"
+    # not `u32` (the return type), `T` (a generic), `HashMap` alone, `Clone` (a trait) or anything holding `u32`
+    assert [e.replacement for e in rust_sites(decl, OPS["return_type_mismatch"])] == ["String", "i64", "u16", "u8"]
+    assert [e.replacement for e in rust_sites("fn f(v: Vec<u8>) -> u8 { 1 }", OPS["return_type_mismatch"])] == ["bool"]
+    # a body's own items are out of scope at the signature: neither their types nor the item's name
+    nested = ("fn f(n: u8) -> u32 {\n    struct Visitor;\n    impl Visitor {\n"
+              "        fn go(&self, s: String) -> i64 { 1 }\n"
+              "    }\n    let v: Visitor = Visitor;\n    1\n}")
+    assert [e.replacement for e in rust_sites(nested, OPS["return_type_mismatch"])] == ["u8"]
+
+
+def test_two_errors_is_one_edit_holding_two_operators_errors(rust_oracle):
+    context = "fn total(v: &[u32]) -> u32 { v.iter().sum() }\n"
+    decl = "fn report(v: Vec<u32>, k: usize) -> u32 {\n    let t = total(&v);\n    t + v.len() as u32 + k as u32\n}"
+    sites = rust_sites(decl, OPS["two_errors"])
+    assert 1 < len(sites) <= 4
+    (passed, _), *broken = _codes(rust_oracle, context, [decl] + [apply(decl, e) for e in sites])
+    assert passed and all(not ok and codes for ok, codes in broken), broken
+    # rustc reports both where they are of one phase; a borrow error waits behind a type error (E0061 hides E0382)
+    assert sum(len(codes) == 2 for _, codes in broken) >= len(broken) - 1, broken
+    # each is two edits apart, the text between them kept: the broken text differs from the original twice
+    for e in sites:
+        mutated = apply(decl, e)
+        changed = [op for op in difflib.SequenceMatcher(None, decl, mutated).get_opcodes() if op[0] != "equal"]
+        assert len(changed) == 2, mutated

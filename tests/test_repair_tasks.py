@@ -9,9 +9,11 @@ import pytest
 
 from oracles.verdict import Candidate
 from synth.assemble.tasks import repair_task
-from synth.baselines import apply_edits, rustc_fix
+from synth.baselines import compiler_answers
+from synth.baselines.compiler_words import char_edits
 from synth.extract.extract import ExtractOptions, extract_paths
 from synth.judge import Judge, deletes_the_error
+from synth.lanes.repair import mark_compiler_solvable
 from synth.mutate.repair import RepairSettings, repair_rows
 from synth.task import Task
 
@@ -77,17 +79,17 @@ def test_rustcs_machine_applicable_fix_as_a_baseline(rust_oracle, case, original
     t = Task(id=case, lang="rust", family="repair", prompt="fix", must_define=[f"fn {signature.split()[2][:-2]}"],
              reference=original, broken=broken, signature=signature, before=context, after="\n")
     assert rust_oracle.check([Candidate.of(t.source(broken))])[0].errors[0].code == case
-    fixed = rustc_fix(t, rust_oracle)
+    judge = Judge({"rust": rust_oracle})
+    fixed = compiler_answers("rustc", [t], judge)[0]
     assert fixed == original  # `let mut n`, `len_of(&s)`: what cargo fix would write
-    assert Judge({"rust": rust_oracle}).judge([t], [fenced(fixed)])[0].solved
+    assert judge.judge([t], [fenced(fixed)])[0].solved
 
 
-def test_rustc_fix_does_not_apply_to_codegen_or_crate_tasks(rust_oracle):
-    assert rustc_fix(Task(id="c", lang="rust", prompt="write"), rust_oracle) is None
-    crate = task("fn total() {}").model_copy(update={"in_crate": {"root": "/x", "path": "src/lib.rs",
-                                                                 "start_byte": 0, "end_byte": 1}})
-    assert rustc_fix(crate, rust_oracle) is None
-    assert apply_edits("let x = 1;", [(4, 4, "mut "), (4, 5, "y"), (9, 10, "!")]) == "let mut x = 1!"
+def test_compiler_baselines_do_not_apply_to_codegen_tasks(rust_oracle):
+    codegen = Task(id="c", lang="rust", prompt="write")
+    assert compiler_answers("rustc_all", [codegen], Judge({"rust": rust_oracle})) == [None]
+    assert char_edits("let x = 1;", [(1, 5, 1, 5, "mut "), (1, 5, 1, 6, "y"), (1, 10, 1, 11, "!")]) == "let mut x = 1!"
+    assert char_edits("é x", [(1, 3, 1, 4, "y")]) == "é y"  # columns count characters, not bytes
 
 
 def test_tasks_from_real_repair_rows_pass_on_their_reference_and_fail_unchanged(tmp_path, rust_oracle):
@@ -95,7 +97,7 @@ def test_tasks_from_real_repair_rows_pass_on_their_reference_and_fail_unchanged(
                                      "        let before = self.count;\n        self.count = before + by;\n"
                                      "        self.count\n    }\n}\n")
     decls = extract_paths([str(tmp_path)], ExtractOptions(jobs=1)).declarations
-    result = repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0, in_crate="never"))
+    result = repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0, max_compiler_solvable=1.0, in_crate="never"))
     tasks = [repair_task(json.loads(r.model_dump_json())) for r in result.rows]
     assert len(tasks) >= 4 and all(tasks) and {t.signature for t in tasks} == {  # the impl block is a declaration too
         "pub fn total(xs: &[u32]) -> u32", "pub fn bump(&mut self, by: u32) -> u32", "impl Stats"}
@@ -113,7 +115,7 @@ def test_rows_over_the_token_limits_are_rejected_before_any_compile(tmp_path):
 
     (tmp_path / "lib.rs").write_text(CONTEXT + ORIGINAL + "\n\npub fn one() -> u32 {\n    let n = 1;\n    n\n}\n")
     decls = extract_paths([str(tmp_path)], ExtractOptions(jobs=1)).declarations
-    config = RepairSettings(max_share=1.0, in_crate="never")
+    config = RepairSettings(max_share=1.0, max_compiler_solvable=1.0, in_crate="never")
     unlimited, limited = RustOracle(OracleSettings()), RustOracle(OracleSettings())
     everything = repair_rows(decls, unlimited, config)
     fitting = repair_rows(decls, limited, config, fit=Fit(TokenLimits(max_answer=20)))
@@ -124,3 +126,27 @@ def test_rows_over_the_token_limits_are_rejected_before_any_compile(tmp_path):
     # `total` and its mutants were never compiled: only `one` and its mutants were
     mutants_of_total = sum(1 for r in everything.rows if "total" in r.response)
     assert limited.stats.candidates_compiled <= unlimited.stats.candidates_compiled - 1 - mutants_of_total
+
+
+def test_rows_say_whether_the_compilers_help_fixes_them_and_the_cap_holds(tmp_path, rust_oracle):
+    """Each row's compiler_solvable is best_free's verdict on its mutant, judged in place; the cap
+    keeps such rows to their share and says why it dropped the others."""
+    (tmp_path / "lib.rs").write_text(CONTEXT + ORIGINAL + "\n\nfn scale(x: u32, by: u32) -> u32 {\n    x * by\n}\n\n"
+                                     "pub fn pick(xs: &[u32], at: usize) -> u32 {\n    let chosen = xs[at];\n"
+                                     "    let twice = scale(chosen, 2);\n    twice\n}\n")
+    decls = extract_paths([str(tmp_path)], ExtractOptions(jobs=1)).declarations
+    whole = repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0, max_compiler_solvable=1.0, in_crate="never"),
+                        solvable=mark_compiler_solvable)
+    flags = {(r.name, r.operator): r.compiler_solvable for r in whole.rows}
+    assert flags["total", "unresolved_name"] is True and flags["total", "immutable_binding"] is True
+    assert flags["pick", "argument_count"] is False  # rustc's help for a missing argument is a placeholder
+    assert flags["total", "conflicting_borrow"] is False  # nor does it say which borrow to drop
+    assert all(isinstance(r.compiler_solvable, bool) for r in whole.rows)
+    solvable = sum(r.compiler_solvable for r in whole.rows)
+    assert 0 < solvable < len(whole.rows)
+    capped = repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0, max_compiler_solvable=0.25, in_crate="never"),
+                         solvable=mark_compiler_solvable)
+    kept = sum(r.compiler_solvable for r in capped.rows)
+    assert kept <= 0.25 * len(capped.rows) and len(capped.rows) == len(whole.rows) - (solvable - kept)
+    reasons = [r["reason"] for r in capped.rejected if r["reason"].startswith("balance")]
+    assert len(reasons) == solvable - kept and all("compiler's help fixes" in r for r in reasons)

@@ -2,8 +2,12 @@
 per task family (codegen, repair) and an optional regression gate against a baseline evaluation.
 
 Who answers: a local model (greedy, one deterministic answer per task, or `samples` sampled
-answers per task; prompts batched, a completion stops once its first fenced block closes), or a
-baseline that needs no model (synth/baselines.py: the broken code unchanged, rustc's own fix).
+answers per task; prompts batched, a completion stops once its first fenced block closes), a
+baseline that needs no model (synth/baselines.py: the broken code unchanged, rustc's fixes, the
+rules on rustc's words, `best_free`: the better of those two per task), or answers made elsewhere
+(a JSONL file of `{"id", "answer"}` lines; tasks with none are left out, in `not_applicable`).
+Every answer is kept beside the result (`NAME.answers.jsonl`, one `{"id", "answer", ...}` a line,
+which `--answers` reads back).
 With `shots`, each prompt is preceded by worked examples of its family (a task and its reference
 answer from `examples`). Per family: the share of answers that count (`compile_rate`: compiles,
 defines what was asked, keeps a repair's signature, not hollow), pass@1 (tests too) and pass@k,
@@ -12,12 +16,13 @@ the original exactly and how often it compiles only because the erroring lines a
 is a paired bootstrap over tasks, resampling answer groups (a declaration's tasks move together)."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
-from synth.baselines import BASELINES
+from synth.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers
 from synth.completion import answer_code, code_is_final
-from synth.jsonl import write_json
+from synth.jsonl import write_json, write_jsonl
 from synth.judge import Judge, Outcome
 from synth.passk import bootstrap_gate, pass_at_k
 from synth.task import FAMILIES, Task, load_tasks
@@ -26,7 +31,7 @@ from synth.chat import serve_prompt
 from .dataset import fingerprint
 from .profile import Eval
 
-KEPT_SAMPLES = 3  # completions kept in the result per family, to look at
+KEPT_SAMPLES = 3  # completions shown in the result per family (all are in NAME.answers.jsonl)
 
 
 def worked_examples(settings: Eval) -> dict[str, list[tuple[str, str]]]:
@@ -56,15 +61,42 @@ def model_answers(settings: Eval, sampler):
     return answer
 
 
-def baseline_answers(kind: str, oracles: dict):
+def baseline_answers(kind: str, judge: Judge):
     """Answers of a baseline that needs no model; None where it does not apply."""
-    if kind not in BASELINES:
-        raise ValueError(f"unknown baseline {kind!r}: one of {sorted(BASELINES)}")
+    if kind not in (*BASELINES, *COMPILER_BASELINES, "best_free"):
+        raise ValueError(f"unknown baseline {kind!r}: one of {sorted((*BASELINES, *COMPILER_BASELINES, 'best_free'))}"
+                         " or a JSONL file of answers")
 
     def answer(tasks: list[Task]) -> list[list[str] | None]:
-        answers = [BASELINES[kind](t, oracles) for t in tasks]
-        return [None if a is None else [f"```{t.lang}\n{a}\n```"] for t, a in zip(tasks, answers)]
+        if kind == "best_free":
+            answers = best_free(tasks, judge)[0]
+        elif kind in COMPILER_BASELINES:
+            answers = compiler_answers(kind, tasks, judge)
+        else:
+            answers = [BASELINES[kind](t) for t in tasks]
+        return [None if a is None else [fenced(t, a)] for t, a in zip(tasks, answers)]
     return answer
+
+
+def file_answers(path: str | Path):
+    """Answers made elsewhere: `{"id", "answer"}` lines (several lines of one id: its samples)."""
+    given: dict[str, list[str]] = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            given.setdefault(str(entry["id"]), []).append(str(entry["answer"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{number}: not an {{\"id\", \"answer\"}} line ({exc})") from exc
+
+    def answer(tasks: list[Task]) -> list[list[str] | None]:
+        return [given.get(t.id) for t in tasks]
+    return answer
+
+
+def fenced(task: Task, code: str) -> str:
+    return f"```{task.lang}\n{code}\n```"
 
 
 def evaluate(settings: Eval, answer, judge: Judge, tasks: list[Task], name: str) -> dict:
@@ -76,19 +108,21 @@ def evaluate(settings: Eval, answer, judge: Judge, tasks: list[Task], name: str)
     answered = [(t, c) for t, c in zip(tasks, completions) if c is not None]
     flat_tasks = [t for t, cs in answered for _ in cs]
     outcomes = judge.judge(flat_tasks, [c for _, cs in answered for c in cs])
-    per_task, kept, start = {}, {}, 0
+    per_task, kept, start, every = {}, {}, 0, []
     for task, mine in answered:
         got = outcomes[start:start + len(mine)]
         start += len(mine)
         per_task[task.id] = task_result(task, mine, got, settings.k)
         kept.setdefault(task.family, []).extend((task.id, c) for c in mine[:1])
+        every += [{"id": task.id, "sample": n, "answer": c, "solved": o.solved, "passed": o.passed,
+                   "refused": o.refused, "first_error": o.first_error} for n, (c, o) in enumerate(zip(mine, got))]
     families = {family: family_result([p for p in per_task.values() if p["family"] == family], settings.k)
                 for family in FAMILIES if any(p["family"] == family for p in per_task.values())}
     for family, samples in kept.items():
         families[family]["samples"] = dict(samples[:KEPT_SAMPLES])
     return {"model": name, "tasks": len(per_task), "not_applicable": len(tasks) - len(answered),
             "summary": family_result(list(per_task.values()), settings.k), "families": families,
-            "per_task": per_task, "settings": settings.model_dump(),
+            "per_task": per_task, "settings": settings.model_dump(), "answers": every,
             "oracle": {"check_calls": judge.calls, "completions_checked": judge.checked}}
 
 
@@ -103,6 +137,7 @@ def task_result(task: Task, completions: list[str], outcomes: list[Outcome], k: 
     if task.family == "repair":
         result["exact"] = sum(o.exact for o in outcomes) / n
         result["deleted"] = sum(o.deleted for o in outcomes) / n
+        result.update(operator=task.operator, compiler_solvable=task.compiler_solvable)
     return result
 
 
@@ -129,7 +164,7 @@ def failure(completion: str, outcome: Outcome) -> str:
     (a placeholder body, a self-call, another name, a changed signature)."""
     if not answer_code(completion).strip():
         return "no code"
-    return outcome.first_error or "compiles, answers nothing"
+    return outcome.first_error or (f"compiles, {outcome.refused}" if outcome.refused else "compiles, answers nothing")
 
 
 def gate_against(baseline: dict, result: dict, settings: Eval, seed: int = 0, family: str | None = None,
@@ -164,9 +199,12 @@ def run_eval(settings: Eval, model_dir: str | None, adapter: str | None, oracle_
     crate = build_oracle("cargo-crate", oracle_settings) if any(t.in_crate for t in tasks) else None
     judge = Judge(oracles, crate)
     try:
-        if answers:
-            result = evaluate(settings, baseline_answers(answers, oracles), judge, tasks, f"baseline:{answers}")
-            result["answers"] = answers
+        if answers and (answers.endswith(".jsonl") or Path(answers).is_file()):
+            result = evaluate(settings, file_answers(answers), judge, tasks, f"answers:{answers}")
+            result["answers_from"] = answers
+        elif answers:
+            result = evaluate(settings, baseline_answers(answers, judge), judge, tasks, f"baseline:{answers}")
+            result["answers_from"] = answers
         else:
             from synth.llm.local import LocalSampler
             sampler = LocalSampler(model_dir, adapter=adapter, max_new_tokens=settings.max_new_tokens,
@@ -179,8 +217,14 @@ def run_eval(settings: Eval, model_dir: str | None, adapter: str | None, oracle_
     result.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=fingerprint([Path(tasks_path)]))
     if baseline is not None:
         result["gate"] = gates(baseline, result, settings, seed)
+    write_jsonl(answers_path(out), result.pop("answers"))
     write_json(Path(out), result)
     return result
+
+
+def answers_path(out: str | Path) -> Path:
+    """Where an evaluation keeps every answer: beside its JSON."""
+    return Path(out).with_suffix(".answers.jsonl")
 
 
 def _mean(values):

@@ -9,11 +9,13 @@ completion), then tests only for completions that compiled."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from synth.completion import is_one_fenced_block
-from synth.judge import Judge, Outcome
 from synth.task import Task
+
+if TYPE_CHECKING:  # the judge is handed in; only its answers are read here
+    from synth.judge import Judge, Outcome
 
 
 @dataclass

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..verdict import Diagnostic
+from ..verdict import Diagnostic, Fix
 
 BATCH_MARK = "__synth_"
 SUMMARY = re.compile(r"^(aborting due to|\d+ warnings? emitted|Some errors have|For more information)")
@@ -212,9 +212,23 @@ def locate(diag: dict, file_name: str, regions: list[Region], wrappers: list[Wra
         code=code, severity=level, message=diag.get("message", ""),
         line=primary["line_start"] - offset, column=primary["column_start"],
         end_line=primary["line_end"] - offset, end_column=primary["column_end"],
-        label=primary.get("label"), notes=_notes(diag),
+        label=primary.get("label"), notes=_notes(diag), fixes=_fixes(diag, file_name, region, offset),
     )
     return Located(diagnostic, index, contaminated)
+
+
+def _fixes(diag: dict, file_name: str, region: Region, offset: int) -> list[Fix]:
+    """The message's suggestions (its own spans' and each child's), each with every replacement
+    in the candidate's lines; one that reaches outside them is left out."""
+    fixes = []
+    for part in (diag, *diag.get("children", [])):
+        spans = [s for s in part.get("spans", []) if s.get("suggested_replacement") is not None]
+        if spans and all(s.get("file_name") == file_name and s["line_start"] in region and s["line_end"] in region
+                         for s in spans):
+            fixes.append(Fix(applicability=spans[0].get("suggestion_applicability") or "Unspecified",
+                             edits=[(s["line_start"] - offset, s["column_start"], s["line_end"] - offset,
+                                     s["column_end"], s["suggested_replacement"]) for s in spans]))
+    return fixes
 
 
 def spanless(diag: dict) -> Diagnostic:
@@ -237,15 +251,3 @@ def file_diagnostics(stderr: str, file_name: str, text: str) -> tuple[list[Diagn
         elif raw.get("level") in ("error", "warning"):
             diagnostics.append(spanless(raw))
     return diagnostics, internal_error
-
-
-def machine_applicable(stderr: str, file_name: str) -> list[tuple[int, int, str]]:
-    """rustc's suggestions it marks MachineApplicable (the ones `cargo fix` applies), on spans in
-    `file_name`: (start byte, end byte, replacement), sorted, without duplicates."""
-    edits = set()
-    for diag in parse_json_lines(stderr):
-        for span in _all_spans(diag):
-            if span.get("suggestion_applicability") == "MachineApplicable" and \
-                    span.get("suggested_replacement") is not None and span.get("file_name") == file_name:
-                edits.add((span["byte_start"], span["byte_end"], span["suggested_replacement"]))
-    return sorted(edits)

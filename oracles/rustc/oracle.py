@@ -22,7 +22,7 @@ from ..cache import CACHE_LOGIC_VERSION, VerdictCache
 from .libtest import parse_test_output
 from .batch import conflict_free_groups, in_file_order, may_miss_cfg_note, maybe_untrimmed, spread
 from .screen import Screen, screen
-from .diagnostics import (BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, locate, machine_applicable,
+from .diagnostics import (BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, locate,
                                 parse_json_lines)
 from ..isolation.sandbox import Limits, Sandbox
 from ..toolchain import start_compiler
@@ -149,12 +149,6 @@ class RustOracle:
     def check_solo(self, candidate: Candidate) -> Verdict:
         """The reference: this candidate alone, as its own crate."""
         return self._solo(candidate, screen(candidate.text))
-
-    def suggestions(self, source: str) -> list[tuple[int, int, str]]:
-        """rustc's machine-applicable suggestions for `source` checked alone (what `cargo fix`
-        would apply): (start byte, end byte, replacement)."""
-        run = self._rustc(source, SOLO_FILE, "lib", self.config.timeout_s)
-        return machine_applicable(run.stderr, SOLO_FILE)
 
     def test(self, candidates: list[Candidate]) -> list[Verdict]:
         """Compile each candidate with `--test` and run its tests in the sandbox."""

@@ -70,8 +70,8 @@ def repair_task(row: dict) -> Task | None:
     common = {"id": row["id"], "lang": row["lang"], "family": "repair", "prompt": row["prompt"],
               "must_define": [] if row.get("kind") == "impl" else [definition_of(row.get("kind", ""), row.get("name", ""))],
               "group": row_group(row), "crate": row.get("crate", ""), "declaration": declaration_of(row),
-              "reference": fixed, "broken": broken,
-              "signature": row["signature"]}
+              "reference": fixed, "broken": broken, "signature": row["signature"], "kind": row.get("kind", ""),
+              "operator": row.get("operator", ""), "compiler_solvable": row.get("compiler_solvable")}
     verification = row.get("verification") or {}
     if verification.get("scope") == "crate":
         recipe = verification.get("crate") or {}

@@ -20,3 +20,16 @@ def rust_parser() -> Parser:
 def field_text(node: Node, name: str) -> str:
     child = node.child_by_field_name(name)
     return child.text.decode() if child is not None else ""
+
+
+def walk(node: Node):
+    """Every node under `node` (itself first), in source order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def node_text(node: Node | None) -> str:
+    return node.text.decode() if node is not None else ""

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from pydantic import Field
@@ -22,9 +22,12 @@ from oracles.verdict import Splice
 from synth.strict import LaneSettings
 from synth.chat import serve_prompt
 from synth.completion import answer_code, code_is_final
-from synth.judge import Judge, Outcome
 from synth.passk import pass_at_k
 from synth.task import CrateSpot, Task
+
+
+if TYPE_CHECKING:  # what the judge says is only read here
+    from synth.judge import Judge, Outcome
 
 
 class ApiSampler:

@@ -7,14 +7,19 @@ from collections import Counter
 
 from oracles.verdict import Candidate, Splice, splice_candidates
 from synth.extract.model import standalone_source
+from synth import baselines
+from synth.assemble.tasks import repair_task
+from synth.baselines import best_free, compiler_words
+from synth.judge import Judge, judge_source
 from synth.mutate import diagnostics
 from synth.in_crate import crate_name_of
-from synth.mutate.balance import balance
+from synth.mutate.balance import balance, cap_solvable
 from synth.mutate.settings import RepairSettings
-from synth.mutate.repair import (LANGS, OPERATOR_CAPS, OperatorStats, build_rows, eligible_declarations,
-                                  make_mutants, repair_prompt, repair_rows)
+from synth.mutate.repair import (LANGS, OPERATOR_CAPS, OperatorStats, balance_rejections, build_rows,
+                                  eligible_declarations, make_mutants, mix, repair_prompt, repair_rows)
 from synth.store import fingerprint
 from synth.prompts import template_hash
+from synth.rows import Row
 
 from .base import Lane, by_declaration, toolchain_of
 from .estimate import plan_row
@@ -25,7 +30,20 @@ DEFAULT_RATES = {"candidates_per_item": 12.0, "rows_per_item": 4.0}
 def row_format() -> str:
     """The code that writes a row (its fields, its prompt, how errors are shown): a change to it
     changes the lane's fingerprint, so stored rows are written again."""
-    return fingerprint(inspect.getsource(build_rows), inspect.getsource(repair_prompt), inspect.getsource(diagnostics))
+    return fingerprint(inspect.getsource(build_rows), inspect.getsource(repair_prompt), inspect.getsource(diagnostics),
+                       inspect.getsource(baselines), inspect.getsource(compiler_words), *judge_source(),
+                       inspect.getsource(mark_compiler_solvable))  # what decides compiler_solvable
+
+
+def mark_compiler_solvable(rows: list[Row], oracle, crate_oracle=None) -> None:
+    """Each row's `compiler_solvable`: whether the compiler's help alone (best_free: every rustc
+    suggestion, or the rules on its words; synth/baselines.py) fixes its mutant, judged in place
+    as an evaluation judges an answer. None where the row poses no task (a diff answer)."""
+    tasks = [repair_task(r.model_dump()) for r in rows]
+    posed = [i for i, t in enumerate(tasks) if t is not None and (t.in_crate is None or crate_oracle is not None)]
+    _, solvable = best_free([tasks[i] for i in posed], Judge({"rust": oracle}, crate_oracle)) if posed else ([], [])
+    for i, flag in zip(posed, solvable):
+        rows[i].compiler_solvable = flag
 
 
 def operator_set(lang: str) -> list:
@@ -52,15 +70,16 @@ class RepairLane(Lane):
         lang = todo[0].lang
         # No balancing per item: it is done once in `finish`, over the rows of all items.
         result = repair_rows(todo, oracle, settings, ctx.seed, lang=lang, crate_oracle=_crate_oracle(ctx, settings, lang),
-                             fit=ctx.fit, balanced=False)
+                             fit=ctx.fit, balanced=False, solvable=mark_compiler_solvable)
         return by_declaration(todo, result.rows, result.rejected, lang=lang)
 
     def finish(self, ctx, settings, out, items):
         kept, dropped = balance(out.rows, settings.max_share, ctx.seed, OPERATOR_CAPS)
+        kept, capped = cap_solvable(kept, settings.max_compiler_solvable, ctx.seed)
         out.rows = sorted(kept, key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.operator))
-        out.rejected += [{"decl": r.provenance.decl_hash, "operator": r.operator, "row_id": r.id,
-                          "reason": f"balance: over {settings.max_share:.0%} share"} for r in dropped]
+        out.rejected += balance_rejections(dropped, capped, settings)
         out.extra["codes"] = dict(Counter(c for r in out.rows for c in r.diagnostic_codes).most_common())
+        out.extra["mix"] = mix(out.rows, capped)
         crate = ctx.crate_oracle
         if crate is not None and getattr(crate, "stats", None) is not None:  # what each crate's checks cost
             stats = crate.stats  # [mutants checked, seconds of all checks, of them the crate as it is]

@@ -12,16 +12,14 @@ chosen/rejected pairs (with the rejected sample's verdict) go to pairs/rft.jsonl
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from pathlib import Path
 
 
-from synth import judge as judge_module
 from synth.assemble.tasks import becomes_rl, heldout_set, task_of
 from synth.completion import answer_code
 from synth.generation.rft import ApiSampler, PolicySampler, RftSettings, Sampled, pairs, run_rft
 from synth.row_pack import read_rows
-from synth.judge import Judge
+from synth.judge import Judge, judge_source
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompts import system_prompt
 from synth.rows import Provenance, Row, make_row
@@ -102,7 +100,7 @@ class RftLane(Lane):
     def fingerprint(self, ctx, settings, lang, oracle):
         crate = ctx.crate_oracle
         return fingerprint("rft", ctx.models[settings.model], settings.k, settings.cap_per_task, ctx.seed,
-                           toolchain_of(oracle), oracle.flags, inspect.getsource(judge_module),
+                           toolchain_of(oracle), oracle.flags, *judge_source(),
                            *([crate.toolchain, crate.flags] if crate else []))
 
     def process(self, ctx, settings, todo, oracle, out):

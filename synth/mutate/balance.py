@@ -1,5 +1,6 @@
 """Balancing repair rows: no mutation operator and no primary diagnostic code may hold more than
-a share of them, so no one kind of error fills what a model learns from."""
+a share of them, so no one kind of error fills what a model learns from; and rows the compiler's
+own help fixes hold at most their cap."""
 from __future__ import annotations
 
 import random
@@ -43,3 +44,17 @@ def _cap(share: float, target: int) -> int:
     """Rows one operator (or code) may hold: its share of the target, and never less than one,
     so a small crate with a handful of killed mutants still gives rows."""
     return max(1, int(share * target))
+
+
+def cap_solvable(rows: list[Row], max_share: float, seed: int) -> tuple[list[Row], list[Row]]:
+    """The rows with at most `max_share` of them ones the compiler's help alone fixes
+    (`compiler_solvable`), those dropped taken in seeded order: rows that teach a model to copy
+    rustc's words are not what a repair model is for."""
+    solvable = [r for r in rows if getattr(r, "compiler_solvable", None)]
+    if max_share >= 1 or not solvable:
+        return rows, []
+    others = len(rows) - len(solvable)
+    room = int(max_share * others / (1 - max_share))
+    order = sorted(solvable, key=lambda r: seeded_rng(seed, "solvable", r.id).random())
+    drop = {r.id for r in order[room:]}
+    return [r for r in rows if r.id not in drop], [r for r in rows if r.id in drop]

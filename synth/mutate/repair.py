@@ -22,7 +22,7 @@ from synth.rows import Provenance, Row, Verification, make_row
 from .settings import RepairSettings
 from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
 from .diagnostics import answer_offset, render_diagnostics
-from .balance import balance, seeded_rng
+from .balance import balance, cap_solvable, seeded_rng
 from synth.in_crate import InCrate, crate_jobs, crate_originals, crate_recipe, funnel
 from .vox_ops import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
 
@@ -134,12 +134,34 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], settings: R
             wrapper_tail=decl.wrapper_tail, operator=m.operator, diagnostic_codes=codes,
             primary_code=(m.verdict.errors[0].code or "syntax"), answer_format="diff" if settings.diff else "declaration",
             broken_verification=Verification.of(m.verdict).model_dump(),
+            compiler_solvable=None,  # worked out once the rows are made (mark_compiler_solvable)
         )
         if recipe:
             row.verification = row.verification.model_copy(update={"scope": "crate", "crate": recipe})
             row.broken_verification.update(scope="crate", crate=recipe)
         rows.append(row)
     return rows
+
+
+def mix(rows: list[Row], capped: list[Row] = ()) -> dict:
+    """The rows by primary error code, crate and operator, each counted whole and as those the
+    compiler's help alone fixes; and how many of those the cap left out."""
+    def split(group: list[Row]) -> dict:
+        return {"rows": len(group), "compiler_solvable": sum(bool(r.compiler_solvable) for r in group)}
+
+    def by(key) -> dict:
+        return {k: split([r for r in rows if key(r) == k]) for k in sorted({key(r) for r in rows})}
+    return {**split(rows), "capped_solvable": len(capped), "by_code": by(lambda r: r.primary_code),
+            "by_crate": by(lambda r: r.crate or ""), "by_operator": by(lambda r: r.operator)}
+
+
+def balance_rejections(dropped: list[Row], capped: list[Row], settings: RepairSettings) -> list[dict]:
+    """Why balancing dropped each row: its operator or code over its share, or the compiler's help
+    fixes it and such rows are over their cap."""
+    share = f"balance: over {settings.max_share:.0%} share"
+    solvable = f"balance: over {settings.max_compiler_solvable:.0%} of rows the compiler's help fixes"
+    return [{"decl": r.provenance.decl_hash, "operator": r.operator, "reason": why, "row_id": r.id}
+            for rows, why in ((dropped, share), (capped, solvable)) for r in rows]
 
 
 def repair_prompt(decl: Declaration, broken: str, diagnostics: str, diff: bool) -> str:
@@ -168,14 +190,16 @@ def eligible_declarations(decls: list[Declaration], lang: str) -> list[Declarati
 
 def repair_rows(decls: list[Declaration], oracle, settings: RepairSettings | None = None, seed: int = 0,
                 lang: str = "rust", operators: list[Operator] | None = None, crate_oracle=None,
-                fit: Fit | None = None, balanced: bool = True) -> RepairResult:
+                fit: Fit | None = None, balanced: bool = True, solvable=None) -> RepairResult:
     """Repair rows for the `lang` declarations (with their context), gated by `oracle`
     (RustOracle for Rust, VoxOracle for Vox); `crate_oracle` (CargoCrateOracle) checks Rust
     declarations in their crate where `settings.in_crate` says so. With `fit` ([tokens]), a
     declaration whose rows cannot fit (its answer, or its prompt without the broken code and the
     errors) is left out before any compile, and a row whose prompt does not fit is rejected.
     `balanced`: no operator or code over `settings.max_share` of these rows (a caller that
-    gathers rows of many calls balances them all at once instead)."""
+    gathers rows of many calls balances them all at once instead). `solvable(rows, oracle,
+    crate_oracle)` marks each Rust row's `compiler_solvable` (synth/lanes/repair.py's
+    mark_compiler_solvable: the compiler's help judged on its mutant), which the cap reads."""
     settings = settings or RepairSettings()
     default_ops, sites_of, apply_edit = LANGS[lang]
     operators = operators or default_ops
@@ -246,11 +270,13 @@ def repair_rows(decls: list[Declaration], oracle, settings: RepairSettings | Non
     if fit is not None and fit.active:
         rows, too_long = _fitting_rows(rows, fit)
         result.rejected += too_long
+    if solvable is not None and lang == "rust":
+        solvable(rows, oracle, crate_oracle if use_crate else None)
     kept, dropped = balance(rows, settings.max_share, seed, OPERATOR_CAPS) if balanced else (rows, [])
-    for row in dropped:
+    kept, capped = cap_solvable(kept, settings.max_compiler_solvable, seed) if balanced else (kept, [])
+    for row in dropped + capped:
         result.stats[row.operator].balanced_out += 1
-        result.rejected.append({"decl": row.provenance.decl_hash, "operator": row.operator,
-                                "reason": f"balance: over {settings.max_share:.0%} share", "row_id": row.id})
+    result.rejected += balance_rejections(dropped, capped, settings)
     for row in kept:
         result.stats[row.operator].kept += 1
         result.codes.update(row.diagnostic_codes)
@@ -303,6 +329,7 @@ def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = No
                     for lang, r in sorted(results.items())},
         "balanced_out": sum(s.balanced_out for r in results.values() for s in r.stats.values()),
         "diagnostic_codes": dict(codes.most_common()),
+        "mix": mix(rows),
         "distinct_error_codes": len([c for c in codes if c != "syntax"]),
         "paths": {"rows": str(rows_path), "rejected": str(rejected_path)}, **(extra or {}),
     }

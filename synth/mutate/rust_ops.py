@@ -13,6 +13,9 @@ from tree_sitter import Node, Tree
 from synth.extract.rust_syntax import rust_parser
 
 from .operator import Edit, Operator
+from .rust_tree import (_apart, _bindings, _bound_names, _call_arguments, _cloned_binding, _elision_ambiguous,
+                        _function, _function_with_body, _in_scope, _last_type_argument, _removable_arms, _text,
+                        _types_used_besides, _walk)
 
 
 OWNED_TYPES = ("String", "Vec", "HashMap", "BTreeMap", "HashSet", "BTreeSet", "Box", "VecDeque")
@@ -20,47 +23,6 @@ WRONG_METHOD = {"len": "length", "push": "push_back", "is_empty": "empty", "to_s
                 "contains": "has", "insert": "add", "get": "at", "chars": "characters", "sum": "total",
                 "collect": "collect_all", "map": "apply", "filter": "select", "trim": "strip", "sqrt": "square_root",
                 "abs": "absolute", "split_whitespace": "split_words", "entry": "entry_for", "unwrap_or": "or_else_value"}
-
-
-@lru_cache(maxsize=32)  # each operator walks the same declaration's tree: once, not once each
-def _walk(node: Node) -> tuple[Node, ...]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(reversed(n.children))
-    return tuple(out)
-
-
-def _text(node: Node) -> str:
-    return node.text.decode()
-
-
-def _function(root: Node) -> Node | None:
-    for n in root.named_children:
-        if n.type == "function_item":
-            return n
-    return None
-
-
-def _function_with_body(root: Node) -> tuple[Node, Node] | tuple[None, None]:
-    fn = _function(root)
-    body = fn.child_by_field_name("body") if fn is not None else None
-    return (fn, body) if body is not None else (None, None)
-
-
-def _bound_names(fn: Node) -> set[str]:
-    names = set()
-    for n in _walk(fn):
-        if n.type == "parameter":
-            pattern = n.child_by_field_name("pattern")
-            if pattern is not None and pattern.type == "identifier":
-                names.add(_text(pattern))
-        elif n.type == "let_declaration":
-            pattern = n.child_by_field_name("pattern")
-            if pattern is not None and pattern.type == "identifier":
-                names.add(_text(pattern))
-    return names
 
 
 def _misspell(name: str, taken: set[str]) -> str:
@@ -89,7 +51,10 @@ def return_type_mismatch(root: Node, src: bytes) -> list[Edit]:
     ret = fn.child_by_field_name("return_type") if fn is not None else None
     if ret is None or _text(ret) in ("Self", "!") or (len(_text(ret)) == 1 and _text(ret).isupper()):
         return []
-    return [Edit(ret.start_byte, ret.end_byte, "i32" if _text(ret) == "bool" else "bool")]
+    # A type the declaration uses elsewhere is a plausible slip, and the diagnostic's "expected X,
+    # found Y" then names two types of the code, not an obvious stranger like `bool`.
+    wrong = _types_used_besides(fn, ret) or ["i32" if _text(ret) == "bool" else "bool"]
+    return [Edit(ret.start_byte, ret.end_byte, t) for t in wrong]
 
 
 def argument_count(root: Node, src: bytes) -> list[Edit]:
@@ -236,14 +201,83 @@ def dropped_bound(root: Node, src: bytes) -> list[Edit]:
 
 def argument_type(root: Node, src: bytes) -> list[Edit]:
     edits = []
-    for n in _walk(root):
-        if n.type == "arguments" and n.parent is not None and n.parent.type == "call_expression":
-            for a in n.named_children:
-                if a.type in ("integer_literal", "float_literal"):
-                    edits.append(Edit(a.start_byte, a.end_byte, f'"{_text(a)}"'))
-                elif a.type == "string_literal":
-                    edits.append(Edit(a.start_byte, a.end_byte, "0"))
+    for a in _call_arguments(root):
+        if a.type in ("integer_literal", "float_literal"):
+            edits.append(Edit(a.start_byte, a.end_byte, f'"{_text(a)}"'))
+        elif a.type == "string_literal":
+            edits.append(Edit(a.start_byte, a.end_byte, "0"))
     return edits
+
+
+def removed_match_arm(root: Node, src: bytes) -> list[Edit]:
+    """A match less one arm (E0004): rustc names the pattern missing, not what its arm did."""
+    edits = []
+    for n in _walk(root):
+        for arm in _removable_arms(n) if n.type == "match_block" else ():
+            if arm.next_named_sibling is not None:  # the arm, its comma and the space up to what follows
+                edits.append(Edit(arm.start_byte, arm.next_sibling.start_byte, ""))
+            else:  # the last one and the space before it: the closing brace keeps its line
+                edits.append(Edit(arm.prev_sibling.end_byte, arm.end_byte, ""))
+    return edits
+
+
+def generic_argument_count(root: Node, src: bytes) -> list[Edit]:
+    """`HashMap<K, V>` -> `HashMap<K>` (E0107): which argument went missing is in the code only."""
+    return [Edit(prev.end_byte, last.end_byte, "") for prev, last in
+            filter(None, (_last_type_argument(n) for n in _walk(root) if n.type == "generic_type"))]
+
+
+def missing_lifetime(root: Node, src: bytes) -> list[Edit]:
+    """`fn f<'a>(x: &'a str, y: &str) -> &'a str` -> `-> &str` (E0106): rustc cannot tell which
+    parameter the result borrows from, and says so; which one it is, the body shows."""
+    fn = _function(root)
+    ret = fn.child_by_field_name("return_type") if fn is not None else None
+    if ret is None or not _elision_ambiguous(fn):
+        return []
+    lifetimes = [next((c for c in n.children if c.type == "lifetime"), None) for n in _walk(ret)
+                 if n.type == "reference_type"]
+    return [Edit(lt.start_byte, lt.next_sibling.start_byte, "") for lt in lifetimes if lt is not None]
+
+
+def dropped_clone(root: Node, src: bytes) -> list[Edit]:
+    """`f(x.clone())` -> `f(x)`: a move where a copy was (E0382/E0505 at a later use of `x`, not here)."""
+    return [Edit(x.end_byte, n.end_byte, "") for n in _walk(root) if (x := _cloned_binding(n)) is not None]
+
+
+def argument_from_context(root: Node, src: bytes) -> list[Edit]:
+    """`f(a)` -> `f(b)`, `b` a binding in scope there (E0308 where the types differ, not E0425):
+    the fix is a name that only the code can tell."""
+    fn, body = _function_with_body(root)
+    if fn is None:
+        return []
+    bindings = _bindings(fn)
+    edits = []
+    for a in _call_arguments(body):
+        names = sorted({_text(b) for b in bindings if _in_scope(b, a)} - {_text(a)}) if a.type == "identifier" else []
+        if names:  # the next name after it in sorted order: a fixed choice, not always the same one
+            edits.append(Edit(a.start_byte, a.end_byte, next((m for m in names if m > _text(a)), names[0])))
+    return edits
+
+
+# The operators two_errors pairs, in its fixed order: those whose edit stays within a few tokens
+# (not conflicting_borrow's span of statements, nor a whole method of missing_trait_method).
+PAIRED = (dropped_clone, argument_from_context, removed_match_arm, generic_argument_count,
+          missing_lifetime, unresolved_name, missing_method, missing_field, argument_type, dropped_try,
+          immutable_binding, return_type_mismatch, argument_count, dropped_bound, use_after_move)
+TWO_ERRORS_SITES = 4
+
+
+def two_errors(root: Node, src: bytes) -> list[Edit]:
+    """Two edits of two operators at once, as one edit over the span between them: a fix must
+    answer both errors, and rustc may report only one of them (a type error can hide a borrow's)."""
+    applicable = [sites for sites in (op(root, src) for op in PAIRED) if sites]
+    edits = []
+    for sites, later in zip(applicable, applicable[1:]):  # each operator's first site, with the next operator's
+        b = next((e for e in later if _apart(sites[0], e)), None)
+        if b is not None:
+            lo, hi = sorted((sites[0], b), key=lambda e: e.start)
+            edits.append(Edit(lo.start, hi.end, lo.replacement + src[lo.end:hi.start].decode() + hi.replacement))
+    return edits[:TWO_ERRORS_SITES]
 
 
 RUST_OPERATORS = [
@@ -259,6 +293,12 @@ RUST_OPERATORS = [
     Operator("missing_trait_method", "E0046", missing_trait_method),
     Operator("dropped_bound", "E0369/E0277/E0599", dropped_bound),
     Operator("argument_type", "E0308", argument_type),
+    Operator("removed_match_arm", "E0004", removed_match_arm),
+    Operator("generic_argument_count", "E0107", generic_argument_count),
+    Operator("missing_lifetime", "E0106", missing_lifetime),
+    Operator("dropped_clone", "E0382/E0505", dropped_clone),
+    Operator("argument_from_context", "E0308", argument_from_context),
+    Operator("two_errors", "two of the above", two_errors),
 ]
 
 

@@ -2,22 +2,28 @@
 acceptance, so they cannot disagree on the same answer.
 
 An answer counts (`solved`) when its code, placed as the task says (synth/task.py), compiles,
-defines what the task asks for, and is not hollow (a `todo!()` body, a function that only calls
-itself). A repair answer must also keep the declaration's original signature: changing what
-callers see is no fix. Beside that, a repair answer is marked `exact` when it restores the
+defines what the task asks for, and does not pretend (synth/hollow.py: no function of it only
+diverges or only calls itself, and it adds no `#[allow]` or `#[cfg]` of its own). A repair answer
+must also keep the declaration's original signature: changing what callers see is no fix; the
+types are compared, by rustc where the spelling differs (synth/signature.py). `passed` also needs
+the task's tests, where it has some. Beside that, a repair answer is marked `exact` when it restores the
 original (comments and whitespace aside) and `deleted` when it compiles only because the lines
 that held the error are gone. Checks are batched: one oracle call per language for standalone
-answers, one crate-oracle call for answers placed in a copy of their crate; tests run only for
-answers that count."""
+answers, one crate-oracle call for answers placed in a copy of their crate, and one more of each for the signatures whose spelling
+differs; tests run only for answers that count."""
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from oracles.verdict import Candidate, Splice, Verdict
 from synth.assemble.answers import normalize_answer
-from synth.completion import answer_code, defines, is_hollow, without_own_cfg
+from synth.completion import answer_code, defines, fenced_code, is_hollow, without_own_cfg
+from . import hollow, signature
+from .hollow import pretending
+from .signature import definition, probe, same_text
 
 if TYPE_CHECKING:
     from synth.task import Task
@@ -26,12 +32,14 @@ if TYPE_CHECKING:
 @dataclass
 class Outcome:
     compiled: bool
-    defined: bool  # defines what was asked, keeps a repair's signature, not hollow
+    defined: bool  # defines what was asked, keeps a repair's signature, does not pretend
     tests: float | None  # share passed; None when the task has none
     first_error: str = ""  # the compiler's first error code where it failed ("error": one without a code)
     exact: bool = False  # repair: the original restored
     deleted: bool = False  # repair: compiles because the erroring lines are gone
     verdict: Verdict | None = field(default=None, repr=False)  # the compiler's, for rows that keep the answer
+    refused: str = ""  # why code that compiled does not count: hollow, own attribute, signature, not defined
+    probe: str | None = field(default=None, repr=False)  # a signature rustc must compare (synth/signature.py)
 
     @property
     def solved(self) -> bool:
@@ -57,9 +65,21 @@ class Judge:
         self.batches += 1
         codes = [answer_code(c) for c in completions]
         verdicts = self.check(tasks, codes)
-        outcomes = [outcome(t, code, v) for t, code, v in zip(tasks, codes, verdicts)]
+        outcomes = [outcome(t, code, v, fenced_code(c)) for t, code, v, c in zip(tasks, codes, verdicts, completions)]
+        self._compare_signatures(tasks, codes, outcomes)
         self._test(tasks, codes, outcomes)
         return outcomes
+
+    def _compare_signatures(self, tasks: list[Task], codes: list[str], outcomes: list[Outcome]) -> None:
+        """rustc's word on the signatures spelled otherwise than the original: each answer checked
+        again with its probe after it (one batched call per kind of check)."""
+        index = [i for i, o in enumerate(outcomes) if o.probe]
+        if not index:
+            return
+        for i, verdict in zip(index, self.check([tasks[i] for i in index], [codes[i] + outcomes[i].probe for i in index])):
+            outcomes[i].defined = verdict.passed
+            outcomes[i].refused = "" if verdict.passed else "signature"
+            outcomes[i].probe = None
 
     def check(self, tasks: list[Task], codes: list[str]) -> list[Verdict]:
         """One verdict per answer, as placed by its task: batched per language, crate tasks together."""
@@ -103,18 +123,48 @@ class Judge:
                     not result.timed_out else 0.0
 
 
-def outcome(task: Task, code: str, verdict: Verdict) -> Outcome:
-    """What the compiler's verdict on one placed answer means for the task."""
-    defined = defines(code, task.must_define) and not is_hollow(verdict)
-    if task.family == "repair":
-        defined = defined and keeps_signature(code, task.signature, task.lang)
+def outcome(task: Task, code: str, verdict: Verdict, raw: str | None = None) -> Outcome:
+    """What the compiler's verdict on one placed answer means for the task (`raw`: the answer as
+    written, its own `#[cfg]` lines included)."""
+    refused, pending = refusal(task, code, verdict, code if raw is None else raw)
     first = (verdict.errors[0].code if verdict.errors else "") or "error"
-    result = Outcome(compiled=verdict.passed, defined=defined, tests=0.0 if task.tests else None,
-                     first_error="" if verdict.passed else first, verdict=verdict)
+    result = Outcome(compiled=verdict.passed, defined=not refused, tests=0.0 if task.tests else None,
+                     first_error="" if verdict.passed else first, verdict=verdict, refused=refused,
+                     probe=pending if verdict.passed and not refused else None)
     if task.family == "repair" and result.solved:
         result.exact = normalize_answer(code, task.lang) == normalize_answer(without_own_cfg(task.reference), task.lang)
         result.deleted = not result.exact and deletes_the_error(code, task.broken, task.reference)
     return result
+
+
+def refusal(task: Task, code: str, verdict: Verdict, raw: str) -> tuple[str, str | None]:
+    """Why the answer would not count even if it compiled ('' if nothing is wrong yet), and the
+    probe rustc must pass when its signature is spelled otherwise."""
+    if not defines(code, task.must_define):
+        return "not defined", None
+    pretends = pretending(raw, task.reference, repair=task.family == "repair") if task.lang == "rust" else ""
+    if pretends or is_hollow(verdict):
+        return ("own attribute" if pretends.endswith("of its own") else "hollow"), None
+    if task.family != "repair":
+        return "", None
+    if task.lang != "rust":
+        return ("" if keeps_signature(code, task.signature, task.lang) else "signature"), None
+    if same_text(code, task.signature) or (in_trait_impl(task) and same_name(code, task.signature)):
+        return "", None
+    pending = probe(task.signature, method=task.kind == "method")
+    return ("", pending) if pending else ("signature", None)
+
+
+def in_trait_impl(task: Task) -> bool:
+    """A method of a trait impl: the trait fixes its signature, and rustc checks the answer against it."""
+    if task.in_crate is not None:
+        return task.in_crate.trait_impl
+    headers = re.findall(r"^[ \t]*(?:unsafe )?impl\b[^{\n]*\{[ \t]*$", task.before, re.M)
+    return task.kind == "method" and bool(headers) and " for " in headers[-1]
+
+
+def same_name(code: str, signature: str) -> bool:
+    return definition(code, signature) is not None
 
 
 def keeps_signature(code: str, signature: str, lang: str) -> bool:
@@ -142,3 +192,10 @@ def deletes_the_error(code: str, broken: str, reference: str) -> bool:
 def _lines(code: str) -> list[str]:
     """Its non-empty lines, stripped, without `//` comments."""
     return [line for line in (raw.split("//", 1)[0].strip() for raw in code.splitlines()) if line]
+
+
+def judge_source() -> list[str]:
+    """The code that decides whether an answer counts, for the fingerprints of what it decided."""
+    import inspect
+    import sys
+    return [inspect.getsource(sys.modules[__name__]), inspect.getsource(hollow), inspect.getsource(signature)]
