@@ -8,7 +8,7 @@ from collections import Counter
 from oracles.verdict import Candidate, Splice, splice_candidates
 from synth.extract.model import standalone_source
 from synth import baselines
-from synth.assemble.tasks import repair_task
+from synth.assemble.tasks import heldout_set, repair_task
 from synth.baselines import best_free, compiler_words
 from synth.judge import Judge, judge_source
 from synth.mutate import diagnostics
@@ -75,7 +75,10 @@ class RepairLane(Lane):
 
     def finish(self, ctx, settings, out, items):
         kept, dropped = balance(out.rows, settings.max_share, ctx.seed, OPERATOR_CAPS)
-        kept, capped = cap_solvable(kept, settings.max_compiler_solvable, ctx.seed)
+        # the cap shapes what is trained on; a held-out crate's rows become the measure, left as they are
+        held = heldout_set(ctx.tasks, kept, ctx.seed)
+        trained, capped = cap_solvable([r for r in kept if r.crate not in held], settings.max_compiler_solvable, ctx.seed)
+        kept = trained + [r for r in kept if r.crate in held]
         out.rows = sorted(kept, key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.operator))
         out.rejected += balance_rejections(dropped, capped, settings)
         out.extra["codes"] = dict(Counter(c for r in out.rows for c in r.diagnostic_codes).most_common())
