@@ -67,9 +67,9 @@ class Loop:
         self.report["data"] = data_figures(self.out, data)
         return data
 
-    def eval(self, phase: str, name: str, *argv: str, baseline: str | None = None) -> dict:
+    def eval(self, phase: str, name: str, *argv: str, baseline: str | None = None, tasks: Path | None = None) -> dict:
         path = self.out / "eval" / f"{name}.json"
-        code = self.synth(phase, "eval", "--profile", self.profile, "--tasks", self.out / "tasks" / "heldout.jsonl",
+        code = self.synth(phase, "eval", "--profile", self.profile, "--tasks", tasks or self.out / "tasks" / "heldout.jsonl",
                           "--examples", self.out / "tasks" / "rl.jsonl", "--out", path, "--json", *argv,
                           *(["--baseline", self.out / "eval" / f"{baseline}.json"] if baseline else []))
         if code not in (0, 1):  # 1: the gate says it regressed, which is a result
@@ -81,7 +81,7 @@ class Loop:
 
 
 def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: int | None = None,
-                   grpo_steps: int | None = None, threads: int | None = None, ablate: str | None = None,
+                   grpo_steps: int | None = None, threads: int | None = None, ablate: tuple[str, ...] = (),
                    seed: int = 0, rounds: int = 1) -> dict:
     from synth.config import load_config
     from synth.lanes import LANES
@@ -93,7 +93,7 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
         raise FileNotFoundError(f"no base model at {base} (run `make model`; default {DEFAULT_DIR})")
     # the config's run directory: its policy model (what round 2 samples) is the SFT model written there
     run = Path(load_config(config, LANES).run.out)
-    for stale in ("sft", "grpo", "eval", "rounds", "mens_sft"):  # a fresh start: no policy before round 1
+    for stale in ("sft", "grpo", "eval", "rounds", "mens_sft", "ablate"):  # a fresh start: no policy before round 1
         shutil.rmtree(run / stale, ignore_errors=True)
     run.mkdir(parents=True, exist_ok=True)
     loop = Loop(run, Path(profile).resolve(), seed, threads)
@@ -129,8 +129,12 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
     result = summary(evals, data, loop, grpo_ok, grpo_manifest, models, seed)
     if rounds > 1:
         result["rounds"] = [{k: v for k, v in r.items() if k != "eval"} for r in history]
-    if ablate == "mens":
+    if "mens" in ablate:
         result["ablation"] = ablate_mens(loop, evals, sft_steps, seed)
+    arms = tuple(a for a in ablate if a != "mens")
+    if arms:
+        from benchmarks.ablations import run_ablations
+        result["ablations"] = run_ablations(loop, arms, sft_steps, seed)
     result["seconds"] = {**loop.seconds, "total": round(sum(loop.seconds.values()), 1)}
     return result
 
@@ -283,5 +287,5 @@ def _read(path: Path) -> dict:
 
 def bench(args) -> dict:
     """`synth bench loop` (its run directory is the loop config's `[run] out`: runs/loop)."""
-    return run_loop_bench(seed=args.seed, sft_steps=args.steps, threads=args.jobs, ablate=args.ablate,
+    return run_loop_bench(seed=args.seed, sft_steps=args.steps, threads=args.jobs, ablate=args.ablate or (),
                           rounds=args.rounds or 1)

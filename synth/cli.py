@@ -16,7 +16,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 # `synth bench WHAT`: the scripts of benchmarks/, loaded by name when asked for (nothing else needs them).
 BENCHES = {"oracle": "benchmarks.oracle_bench", "extract": "benchmarks.extract_bench",
            "train": "benchmarks.train_bench", "refresh": "benchmarks.refresh_bench", "shape": "benchmarks.shape",
-           "crates": "benchmarks.crates_bench", "loop": "benchmarks.loop_bench"}
+           "crates": "benchmarks.crates_bench", "loop": "benchmarks.loop_bench", "ablate": "benchmarks.ablations"}
 
 
 class UsageError(Exception):

@@ -12,6 +12,15 @@ from synth.mutate.settings import RepairSettings
 ORACLE, REPAIR = OracleSettings(), RepairSettings()
 
 
+def ablation_arms(text: str) -> tuple[str, ...]:
+    arms = tuple(a.strip() for a in text.split(",") if a.strip())
+    unknown = [a for a in arms if a not in ("gate", "diagnostics", "operators", "mens")]
+    if unknown or not arms:
+        raise argparse.ArgumentTypeError(f"unknown arm {unknown[0] if unknown else text!r}: "
+                                         "gate, diagnostics, operators or mens (comma-separated)")
+    return arms
+
+
 def build_parser(benches: dict) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="synth", description="Compiler-verified training data for code models.")
     sub = parser.add_subparsers(dest="verb", required=True)
@@ -56,8 +65,10 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                             "folders (default the pinned corpus)")
     bench.add_argument("--rounds", type=int, help="loop: rounds of expert iteration (round 2 samples the round-1 "
                        "model on the RL tasks and trains on what passes with the round-1 data)")
-    bench.add_argument("--ablate", choices=["mens"],
-                       help="loop: also train on audit-style error-correction rows instead of synth's and compare")
+    bench.add_argument("--ablate", type=ablation_arms, metavar="ARM[,ARM...]",
+                       help="loop: also train the ablation arms (gate, diagnostics, operators; or mens: audit-style "
+                            "rows in place of synth's repair rows) and compare; ablate: the arms to run on the run "
+                            "the loop left (default all three)")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     executor(bench, "local")
     bench.set_defaults(command="bench")

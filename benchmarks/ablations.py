@@ -1,0 +1,198 @@
+"""`synth bench loop --ablate gate,diagnostics,operators` (and `synth bench ablate`, on the run the
+loop left in runs/loop): each arm trains one more SFT model that differs from its twin in one thing
+only (the same declarations, as many rows, the same steps), and both are evaluated, greedy, on
+held-out repair tasks neither was shaped for, with the paired difference and its interval and the
+compiler's help (best_free) on the same tasks beside.
+
+- diagnostics: the loop's SFT model (rows whose prompts show rustc's errors) against the same rows
+  with the compiler's section taken out of every repair prompt; each model evaluated on both
+  prompt forms of the held-out tasks.
+- gate: no diagnostics in either arm, evaluated without them: the gated rows (as in the
+  diagnostics arm) against as many drawn from the same AST operators' mutants unfiltered: those
+  the gate let through, those that still compile, and mutants of declarations whose original does
+  not compile, in the shares an ungated pipeline makes them.
+- operators: no diagnostics in either arm (the audit's mutations were never compiled): synth's
+  rows of the operators the loop had before (benchmarks/loop_bench.py OLD_OPERATORS) against their
+  audit-style twins (benchmarks/mens_rows.py: the same declarations, its 4 textual mutations);
+  evaluated on the held-out tasks of the operators neither arm trained on (the newer ones, not
+  `two_errors`, whose edits are the old operators')."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from benchmarks.mens_rows import audit_row
+from synth.row_pack import read_rows
+
+ARMS = ("diagnostics", "gate", "operators")
+COMPILER_SECTION = "\n\nThe compiler says:\n"
+
+
+def without_diagnostics(prompt: str) -> str:
+    """A repair prompt with the compiler's section taken out (the instruction after it kept)."""
+    head, found, rest = prompt.partition(COMPILER_SECTION)
+    return f"{head}\n\n{rest.rsplit(chr(10) * 2, 1)[-1]}" if found else prompt
+
+
+def plain_row(row: dict) -> dict:
+    """A repair row as it would be without the compiler's words in its prompt."""
+    if row.get("task") != "repair":
+        return row
+    prompt = without_diagnostics(row["prompt"])
+    messages = [({**m, "content": prompt} if m["role"] == "user" else m) for m in row["messages"]]
+    return {**row, "prompt": prompt, "messages": messages}
+
+
+def write_snapshot(out: Path, train: list[dict], val: list[dict]) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("train", train), ("val", val)):
+        (out / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return {"train": len(train), "repair": sum(r.get("task") == "repair" for r in train), "val": len(val)}
+
+
+def write_tasks(path: Path, tasks: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    return path
+
+
+def run_ablations(loop, arms: tuple[str, ...], sft_steps: int | None, seed: int) -> dict:
+    """The arms asked for, on the loop's run directory (its snapshot, tasks, SFT model and evaluations)."""
+    from benchmarks.loop_bench import OLD_OPERATORS, paired
+    run = loop.out
+    base_dir = run / "ablate"
+    train, val = read_rows(run / "train.jsonl"), (read_rows(run / "val.jsonl") if (run / "val.jsonl").exists() else [])
+    heldout = [json.loads(line) for line in (run / "tasks" / "heldout.jsonl").read_text().splitlines()]
+    repair = [t for t in heldout if t["family"] == "repair"]
+    plain = [{**t, "prompt": without_diagnostics(t["prompt"])} for t in repair]
+    files = {"with": run / "tasks" / "heldout.jsonl", "plain": write_tasks(base_dir / "heldout_plain.jsonl", plain)}
+    evals = {"best_free": json.loads((run / "eval" / "best_free.json").read_text()),
+             "sft@with": json.loads((run / "eval" / "sft.json").read_text())}
+    steps = ["--max-steps", str(sft_steps)] if sft_steps else []
+
+    def model(name: str, rows: list[dict], val_rows: list[dict]) -> tuple[str, dict]:
+        made = write_snapshot(base_dir / name, rows, val_rows)
+        if loop.train(f"ablate_{name}", "sft", base_dir / name / "sft", "--data", base_dir / name, *steps) != 0:
+            raise RuntimeError(f"synth train sft for the {name} arm failed")
+        return str(base_dir / name / "sft" / "merged"), made
+
+    def evaluate(key: str, path: str, form: str, subset: Path | None = None) -> dict:
+        if key not in evals:
+            name = key.replace("@", "_on_")
+            evals[key] = loop.eval(f"ablate_eval_{name}", f"ablate_{name}", "--model", path, "--family", "repair",
+                                   tasks=subset or files[form])
+        return evals[key]
+
+    def compare(a: str, b: str, ids: set[str] | None = None) -> dict:
+        """b - a, paired and clustered by declaration, on the tasks both answered (of `ids`)."""
+        left, right = _only(evals[a], ids), _only(evals[b], ids)
+        return {"tasks": len(left["per_task"]), a: _rate(left), b: _rate(right), "best_free": _rate(_only(evals["best_free"], set(left["per_task"]))),
+                "difference": paired(left, right, "repair", seed)["compile_rate"]}
+
+    out: dict = {}
+    plain_rows = [plain_row(r) for r in train]
+    need_plain = {"diagnostics", "gate"} & set(arms)
+    if need_plain:
+        plain_model, made = model("plain", plain_rows, [plain_row(r) for r in val])
+        evaluate("sft@plain", str(run / "sft" / "merged"), "plain")
+        evaluate("plain@with", plain_model, "with")
+        evaluate("plain@plain", plain_model, "plain")
+    if "diagnostics" in arms:
+        out["diagnostics"] = {"rows": made, "on_prompts_with_diagnostics": compare("plain@with", "sft@with"),
+                              "on_prompts_without": compare("plain@plain", "sft@plain")}
+    if "gate" in arms:
+        rows = ungated_rows(run, plain_rows, seed)
+        ungated_model, made = model("ungated", rows["rows"], [plain_row(r) for r in val])
+        evaluate("ungated@plain", ungated_model, "plain")
+        out["gate"] = {"rows": made, "drawn_from": rows["pool"], "on_prompts_without": compare("ungated@plain", "plain@plain")}
+    if "operators" in arms:
+        old = [r for r in plain_rows if r.get("task") != "repair" or r.get("operator") in OLD_OPERATORS]
+        audit = [audit_row(r, seed) if r.get("task") == "repair" else r for r in old]
+        newer = [t for t in plain if t.get("operator") not in (*OLD_OPERATORS, "two_errors")]
+        subset = write_tasks(base_dir / "heldout_plain_new_operators.jsonl", newer)
+        ids = {t["id"] for t in newer}
+        synth_model, made = model("old_operators", old, [plain_row(r) for r in val])
+        audit_model, _ = model("audit_operators", audit, [plain_row(r) for r in val])
+        evaluate("old_operators@new", synth_model, "plain", subset)
+        evaluate("audit_operators@new", audit_model, "plain", subset)
+        out["operators"] = {"rows": made, "eval_operators": sorted({t["operator"] for t in newer}),
+                            "on_tasks_of_other_operators": compare("audit_operators@new", "old_operators@new", ids)}
+    return out
+
+
+def ungated_rows(run: Path, gated: list[dict], seed: int) -> dict:
+    """As many repair rows as `gated` has, drawn (seeded) from every mutant the operators made of
+    the training declarations, gate or no gate: the gated rows, the mutants that still compile
+    (rejected/repair.jsonl) and one mutant per operator of each declaration whose original does
+    not compile. Prompts without diagnostics, shaped as the gated rows'; answers the declarations."""
+    repair = [r for r in gated if r.get("task") == "repair"]
+    by_decl = {(r.get("provenance") or {}).get("decl_id"): r for r in repair}
+    rejected = [json.loads(line) for line in (run / "rejected" / "repair.jsonl").read_text().splitlines()]
+    equivalent = [twin(by_decl[r["decl"]], r["broken"], r["operator"]) for r in rejected
+                  if r.get("reason", "").startswith("equivalent") and r.get("decl") in by_decl]
+    failing = failing_originals(run, {r["decl"] for r in rejected if r.get("reason", "").startswith("original does not")},
+                                {r.get("crate") for r in repair}, seed)
+    pool = repair + equivalent + failing
+    drawn = random.Random(f"{seed}:ungated").sample(pool, len(repair))
+    others = [r for r in gated if r.get("task") != "repair"]
+    return {"rows": others + drawn, "pool": {"gated": len(repair), "still_compile": len(equivalent),
+                                             "original_fails": len(failing)}}
+
+
+def twin(row: dict, broken: str, operator: str) -> dict:
+    """`row` (a plain repair row) with another broken form of its declaration in its prompt."""
+    prompt = row["prompt"].replace(f"```rust\n{row['broken'].rstrip()}\n```", f"```rust\n{broken.rstrip()}\n```", 1)
+    messages = [({**m, "content": prompt} if m["role"] == "user" else m) for m in row["messages"]]
+    return {**row, "prompt": prompt, "messages": messages, "broken": broken, "operator": operator, "gate": "none"}
+
+
+def failing_originals(run: Path, decl_ids: set[str], crates: set[str], seed: int) -> list[dict]:
+    """Rows an ungated pipeline makes of declarations whose original does not compile: each
+    operator's mutant, its prompt without diagnostics, the (failing) original as the answer."""
+    from synth.config import load_config
+    from synth.extract.extract import ExtractOptions, extract_paths
+    from synth.extract.model import block_text, crate_name
+    from synth.lanes import LANES
+    from synth.mutate.repair import OperatorStats, make_mutants, repair_prompt
+    from synth.mutate.rust_ops import RUST_OPERATORS
+    from synth.prompts import system_prompt
+    from benchmarks.loop_bench import CONFIG
+    sources = [s.path for s in load_config(CONFIG, LANES).sources]
+    decls = [d for d in extract_paths(sources, ExtractOptions()).declarations if d.id in decl_ids and crate_name(d) in crates]
+    stats = {op.name: OperatorStats() for op in RUST_OPERATORS}
+    rows = []
+    for m in make_mutants(decls, RUST_OPERATORS, seed, stats):
+        prompt = without_diagnostics(repair_prompt(m.decl, m.broken, "", False))
+        fixed = block_text(m.decl.clean_text)
+        rows.append({"id": f"ungated-{m.decl.id}-{m.operator}", "lang": "rust", "task": "repair", "prompt": prompt,
+                     "response": fixed, "crate": crate_name(m.decl), "operator": m.operator, "gate": "none",
+                     "messages": [{"role": "system", "content": system_prompt()}, {"role": "user", "content": prompt},
+                                  {"role": "assistant", "content": fixed}]})
+    return rows
+
+
+def _only(result: dict, ids: set[str] | None) -> dict:
+    if ids is None:
+        return result
+    return {**result, "per_task": {t: p for t, p in result["per_task"].items() if t in ids}}
+
+
+def _rate(result: dict) -> float | None:
+    scores = [p["solved"] for p in result["per_task"].values()]
+    return round(sum(scores) / len(scores), 4) if scores else None
+
+
+def bench(args) -> dict:
+    """`synth bench ablate`: the arms on the run `synth bench loop` left (its config's [run] out)."""
+    from benchmarks.loop_bench import CONFIG, PROFILE, Loop
+    from synth.config import load_config
+    from synth.lanes import LANES
+    run = Path(load_config(CONFIG, LANES).run.out)
+    for needed in ("train.jsonl", "tasks/heldout.jsonl", "eval/sft.json", "eval/best_free.json", "sft/merged"):
+        if not (run / needed).exists():
+            raise FileNotFoundError(f"{run / needed}: run `synth bench loop` first (the arms compare against its SFT model)")
+    loop = Loop(run, PROFILE.resolve(), args.seed, args.jobs)
+    arms = tuple(a for a in (args.ablate or ARMS) if a != "mens")
+    result = run_ablations(loop, arms, args.steps, args.seed)
+    return {**result, "seconds": {**loop.seconds, "total": round(sum(loop.seconds.values()), 1)}}
