@@ -12,10 +12,10 @@ compiler's help (best_free) on the same tasks beside.
   the gate let through, those that still compile, and mutants of declarations whose original does
   not compile, in the shares an ungated pipeline makes them.
 - operators: no diagnostics in either arm (the audit's mutations were never compiled): synth's
-  rows of the operators the loop had before (benchmarks/loop_bench.py OLD_OPERATORS) against their
-  audit-style twins (benchmarks/mens_rows.py: the same declarations, its 4 textual mutations);
-  evaluated on the held-out tasks of the operators neither arm trained on (the newer ones, not
-  `two_errors`, whose edits are the old operators')."""
+  rows of one set of operators (TRAIN_OPERATORS) against their audit-style twins
+  (benchmarks/mens_rows.py: the same declarations, its 4 textual mutations); evaluated on the
+  held-out tasks of the other operators (EVAL_OPERATORS), which neither arm trained on (not
+  `two_errors`, whose edits are the first set's too)."""
 from __future__ import annotations
 
 import json
@@ -26,6 +26,12 @@ from benchmarks.mens_rows import audit_row
 from synth.row_pack import read_rows
 
 ARMS = ("diagnostics", "gate", "operators")
+# The operators arm: both models train on the rows of the first set (synth's, or their audit-style
+# twins) and are measured on the held-out tasks of the second, which neither trained on.
+TRAIN_OPERATORS = ("unresolved_name", "return_type_mismatch", "use_after_move", "immutable_binding",
+                   "conflicting_borrow", "missing_method", "missing_field", "dropped_try", "dropped_bound")
+EVAL_OPERATORS = ("argument_count", "argument_type", "missing_trait_method", "removed_match_arm",
+                  "generic_argument_count", "missing_lifetime", "dropped_clone", "argument_from_context")
 COMPILER_SECTION = "\n\nThe compiler says:\n"
 
 
@@ -59,7 +65,7 @@ def write_tasks(path: Path, tasks: list[dict]) -> Path:
 
 def run_ablations(loop, arms: tuple[str, ...], sft_steps: int | None, seed: int) -> dict:
     """The arms asked for, on the loop's run directory (its snapshot, tasks, SFT model and evaluations)."""
-    from benchmarks.loop_bench import OLD_OPERATORS, paired
+    from benchmarks.loop_bench import paired
     run = loop.out
     base_dir = run / "ablate"
     train, val = read_rows(run / "train.jsonl"), (read_rows(run / "val.jsonl") if (run / "val.jsonl").exists() else [])
@@ -107,17 +113,18 @@ def run_ablations(loop, arms: tuple[str, ...], sft_steps: int | None, seed: int)
         evaluate("ungated@plain", ungated_model, "plain")
         out["gate"] = {"rows": made, "drawn_from": rows["pool"], "on_prompts_without": compare("ungated@plain", "plain@plain")}
     if "operators" in arms:
-        old = [r for r in plain_rows if r.get("task") != "repair" or r.get("operator") in OLD_OPERATORS]
+        old = [r for r in plain_rows if r.get("task") != "repair" or r.get("operator") in TRAIN_OPERATORS]
         audit = [audit_row(r, seed) if r.get("task") == "repair" else r for r in old]
-        newer = [t for t in plain if t.get("operator") not in (*OLD_OPERATORS, "two_errors")]
-        subset = write_tasks(base_dir / "heldout_plain_new_operators.jsonl", newer)
+        newer = [t for t in plain if t.get("operator") in EVAL_OPERATORS]
+        subset = write_tasks(base_dir / "heldout_plain_other_operators.jsonl", newer)
         ids = {t["id"] for t in newer}
-        synth_model, made = model("old_operators", old, [plain_row(r) for r in val])
+        synth_model, made = model("synth_operators", old, [plain_row(r) for r in val])
         audit_model, _ = model("audit_operators", audit, [plain_row(r) for r in val])
-        evaluate("old_operators@new", synth_model, "plain", subset)
-        evaluate("audit_operators@new", audit_model, "plain", subset)
-        out["operators"] = {"rows": made, "eval_operators": sorted({t["operator"] for t in newer}),
-                            "on_tasks_of_other_operators": compare("audit_operators@new", "old_operators@new", ids)}
+        evaluate("synth_operators@other", synth_model, "plain", subset)
+        evaluate("audit_operators@other", audit_model, "plain", subset)
+        out["operators"] = {"rows": made, "train_operators": list(TRAIN_OPERATORS),
+                            "eval_operators": sorted({t["operator"] for t in newer}),
+                            "on_tasks_of_other_operators": compare("audit_operators@other", "synth_operators@other", ids)}
     return out
 
 
@@ -151,15 +158,17 @@ def failing_originals(run: Path, decl_ids: set[str], crates: set[str], seed: int
     """Rows an ungated pipeline makes of declarations whose original does not compile: each
     operator's mutant, its prompt without diagnostics, the (failing) original as the answer."""
     from synth.config import load_config
-    from synth.extract.extract import ExtractOptions, extract_paths
+    from synth.extract.extract import extract_sources
     from synth.extract.model import block_text, crate_name
     from synth.lanes import LANES
     from synth.mutate.repair import OperatorStats, make_mutants, repair_prompt
     from synth.mutate.rust_ops import RUST_OPERATORS
     from synth.prompts import system_prompt
     from benchmarks.loop_bench import CONFIG
-    sources = [s.path for s in load_config(CONFIG, LANES).sources]
-    decls = [d for d in extract_paths(sources, ExtractOptions()).declarations if d.id in decl_ids and crate_name(d) in crates]
+    if not decl_ids:
+        return []
+    decls = [d for d in extract_sources(load_config(CONFIG, LANES).sources)[0]  # as the run extracted them
+             if d.id in decl_ids and crate_name(d) in crates]
     stats = {op.name: OperatorStats() for op in RUST_OPERATORS}
     rows = []
     for m in make_mutants(decls, RUST_OPERATORS, seed, stats):

@@ -9,6 +9,7 @@ again from what each row records, in a fresh oracle with no cache.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -102,6 +103,15 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
         "rows_with_features": sum(1 for r in result.rows if (r.verification.crate or {}).get("extra_features")),
         "feature_sets_checked": sum(len(f["feature_sets"]) for f in funnel.values()),
         "rows": len(result.rows), "rows_per_eligible": round(len(result.rows) / max(1, n_eligible), 3),
+        # rows the compiler's own help (best_free) already fixes, and the kinds of error they teach
+        "compiler_solvable": summary["mix"]["compiler_solvable"],
+        "compiler_solvable_share": round(summary["mix"]["compiler_solvable"] / max(1, len(result.rows)), 4),
+        "capped_solvable": (capped := sum("compiler's help fixes" in r.get("reason", "") for r in result.rejected)),
+        "compiler_solvable_share_before_cap": round((summary["mix"]["compiler_solvable"] + capped) /
+                                                    max(1, len(result.rows) + capped), 4),
+        "distinct_primary_codes": len([c for c in summary["mix"]["by_code"] if c != "syntax"]),
+        "mix": summary["mix"],
+        "rows_sha256": hashlib.sha256((out_dir / "rows" / "repair.jsonl").read_bytes()).hexdigest(),
         "wall_s": round(wall, 1), "source_mb": round(source_bytes / 1e6, 3),
         "wall_s_per_mb": round(wall / max(1e-9, source_bytes / 1e6), 1),
         # bare rustc (no sandbox, no Python) on the very copies and checks the oracle made; the
