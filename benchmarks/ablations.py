@@ -65,7 +65,6 @@ def write_tasks(path: Path, tasks: list[dict]) -> Path:
 
 def run_ablations(loop, arms: tuple[str, ...], sft_steps: int | None, seed: int) -> dict:
     """The arms asked for, on the loop's run directory (its snapshot, tasks, SFT model and evaluations)."""
-    from benchmarks.loop_bench import paired
     run = loop.out
     base_dir = run / "ablate"
     train, val = read_rows(run / "train.jsonl"), (read_rows(run / "val.jsonl") if (run / "val.jsonl").exists() else [])
@@ -91,10 +90,7 @@ def run_ablations(loop, arms: tuple[str, ...], sft_steps: int | None, seed: int)
         return evals[key]
 
     def compare(a: str, b: str, ids: set[str] | None = None) -> dict:
-        """b - a, paired and clustered by declaration, on the tasks both answered (of `ids`)."""
-        left, right = _only(evals[a], ids), _only(evals[b], ids)
-        return {"tasks": len(left["per_task"]), a: _rate(left), b: _rate(right), "best_free": _rate(_only(evals["best_free"], set(left["per_task"]))),
-                "difference": paired(left, right, "repair", seed)["compile_rate"]}
+        return compared(evals, a, b, ids, seed)
 
     out: dict = {}
     plain_rows = [plain_row(r) for r in train]
@@ -126,6 +122,18 @@ def run_ablations(loop, arms: tuple[str, ...], sft_steps: int | None, seed: int)
                             "eval_operators": sorted({t["operator"] for t in newer}),
                             "on_tasks_of_other_operators": compare("audit_operators@other", "synth_operators@other", ids)}
     return out
+
+
+def compared(evals: dict, a: str, b: str, ids: set[str] | None, seed: int) -> dict:
+    """b - a on the repair tasks both answered (of `ids`), paired and clustered by declaration;
+    each one's rate there, and best_free's."""
+    from benchmarks.loop_bench import paired
+    left = _only(evals[a], ids)
+    right = _only(evals[b], set(left["per_task"]))
+    left = _only(left, set(right["per_task"]))
+    return {"tasks": len(left["per_task"]), a: _rate(left), b: _rate(right),
+            "best_free": _rate(_only(evals["best_free"], set(left["per_task"]))),
+            "difference": paired(left, right, "repair", seed)["compile_rate"]}
 
 
 def ungated_rows(run: Path, gated: list[dict], seed: int) -> dict:
@@ -182,9 +190,9 @@ def failing_originals(run: Path, decl_ids: set[str], crates: set[str], seed: int
 
 
 def _only(result: dict, ids: set[str] | None) -> dict:
-    if ids is None:
-        return result
-    return {**result, "per_task": {t: p for t, p in result["per_task"].items() if t in ids}}
+    """The result's repair tasks (of `ids`)."""
+    return {**result, "per_task": {t: p for t, p in result["per_task"].items()
+                                   if p["family"] == "repair" and (ids is None or t in ids)}}
 
 
 def _rate(result: dict) -> float | None:

@@ -45,3 +45,17 @@ def test_a_twin_shows_another_broken_form_and_nothing_else(tmp_path):
     drawn = ungated_rows(tmp_path, gated, seed=0)
     assert drawn["pool"] == {"gated": 2, "still_compile": 1, "original_fails": 0}
     assert len([x for x in drawn["rows"] if x["task"] == "repair"]) == 2 and drawn["rows"][0]["id"] == "doc"
+
+
+def test_arms_are_compared_on_the_repair_tasks_both_answered():
+    """A model's evaluation of both families (the loop's SFT) is read on its repair tasks only."""
+    from benchmarks.ablations import compared
+    task = lambda family, solved, group: {"family": family, "solved": solved, "pass@1": solved, "group": group}  # noqa: E731
+    evals = {"a": {"per_task": {"r1": task("repair", 0.0, "g1"), "r2": task("repair", 1.0, "g2")}},
+             "b": {"per_task": {"r1": task("repair", 1.0, "g1"), "r2": task("repair", 1.0, "g2"),
+                                "c1": task("codegen", 0.0, "g3"), "c2": task("codegen", 0.0, "g4")}},
+             "best_free": {"per_task": {"r1": task("repair", 1.0, "g1"), "r2": task("repair", 0.0, "g2")}}}
+    got = compared(evals, "a", "b", None, 0)
+    assert got["tasks"] == 2 and got["a"] == 0.5 and got["b"] == 1.0 and got["best_free"] == 0.5
+    assert got["difference"]["delta"] == 0.5
+    assert compared(evals, "a", "b", {"r2"}, 0)["difference"]["delta"] == 0.0
