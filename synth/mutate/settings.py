@@ -14,8 +14,10 @@ class RepairSettings(LaneSettings):
     enabled: bool = True
     max_share: float = Field(0.25, gt=0, le=1)  # no operator and no diagnostic code above this share of the rows
     # rows whose mutant the compiler's help alone fixes (compiler_solvable) at most this share of the
-    # rows trained on (a held-out crate's rows are left as they are: they are the measure)
-    max_compiler_solvable: float = Field(0.25, gt=0, le=1)
+    # rows trained on (a held-out crate's rows are left as they are: they are the measure). Off by
+    # default: on the loop, capping them at 0.25 (from their natural ~50%) cost SFT 7.1 points
+    # [+2.0, +13.3] on held-out repair, and 3.2 [-2.3, +8.7] on the tasks the compiler's help fails
+    max_compiler_solvable: float = Field(1.0, gt=0, le=1)
     diff: bool = False  # answer with a unified diff instead of the fixed declaration
     # Rust declarations whose standalone file fails are verified in their crate ("fallback"), or
     # all declarations of a crate are ("always"), or none ("never"). Needs a crate oracle.
