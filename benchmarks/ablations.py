@@ -127,7 +127,7 @@ def run_ablations(loop, arms: tuple[str, ...], sft_steps: int | None, seed: int)
 def compared(evals: dict, a: str, b: str, ids: set[str] | None, seed: int) -> dict:
     """b - a on the repair tasks both answered (of `ids`), paired and clustered by declaration;
     each one's rate there, and best_free's."""
-    from benchmarks.loop_bench import paired
+    from benchmarks.loop_commands import paired
     left = _only(evals[a], ids)
     right = _only(evals[b], set(left["per_task"]))
     left = _only(left, set(right["per_task"]))
@@ -172,7 +172,7 @@ def failing_originals(run: Path, decl_ids: set[str], crates: set[str], seed: int
     from synth.mutate.repair import OperatorStats, make_mutants, repair_prompt
     from synth.mutate.rust_ops import RUST_OPERATORS
     from synth.prompts import system_prompt
-    from benchmarks.loop_bench import CONFIG
+    from benchmarks.loop_commands import CONFIG
     if not decl_ids:
         return []
     decls = [d for d in extract_sources(load_config(CONFIG, LANES).sources)[0]  # as the run extracted them
@@ -202,7 +202,7 @@ def _rate(result: dict) -> float | None:
 
 def bench(args) -> dict:
     """`synth bench ablate`: the arms on the run `synth bench loop` left (its config's [run] out)."""
-    from benchmarks.loop_bench import CONFIG, PROFILE, Loop
+    from benchmarks.loop_commands import CONFIG, PROFILE, Loop
     from synth.config import load_config
     from synth.lanes import LANES
     run = Path(load_config(CONFIG, LANES).run.out)

@@ -19,65 +19,17 @@ tasks. `seconds` says where the time went; RUN/progress.json is written after ev
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from synth.row_pack import read_rows
+from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired
 
-REPO = Path(__file__).resolve().parent.parent
-CONFIG = REPO / "examples" / "loop" / "synth.toml"
-PROFILE = REPO / "examples" / "loop" / "profile.toml"
 RATES = ("compile_rate", "pass_at_1")
 COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words", "best_free")
 # the operators of the loop before issue "Repair beyond the compiler": their tasks' figure, for continuity
 OLD_OPERATORS = ("unresolved_name", "return_type_mismatch", "argument_count", "use_after_move", "immutable_binding",
                  "conflicting_borrow", "missing_method", "missing_field", "dropped_try", "missing_trait_method",
                  "dropped_bound", "argument_type")
-KEYS = {"compile_rate": "solved", "pass_at_1": "pass@1"}  # per-task scores behind each rate
-
-
-class Loop:
-    """The run directory and its phases: each one a `synth` command, timed."""
-
-    def __init__(self, out: Path, profile: Path, seed: int, threads: int | None = None):
-        self.out, self.profile, self.seed = out, profile, seed
-        # on a crowded machine one torch thread beats two that wait for each other at every op
-        self.env = {**os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {})}
-        self.seconds: dict[str, float] = {}
-        self.report: dict = {}
-
-    def synth(self, phase: str, *argv: str) -> int:
-        """One `synth` command, as a user runs it (its printed output goes to stderr: stdout is the JSON)."""
-        start = time.perf_counter()
-        code = subprocess.run([sys.executable, "-m", "synth.cli", *map(str, argv)], stdout=sys.stderr,
-                              env=self.env).returncode
-        self.seconds[phase] = round(self.seconds.get(phase, 0.0) + time.perf_counter() - start, 1)
-        (self.out / "progress.json").write_text(json.dumps({"seconds": self.seconds, **self.report}, indent=1))
-        return code
-
-    def data(self, phase: str, config: Path) -> dict:
-        """`synth run`: the rows, the tasks and a snapshot; its summary."""
-        if self.synth(phase, "run", "--config", config, "--out", self.out, "--json") != 0:
-            raise RuntimeError(f"synth run failed (see {self.out}/stats/run.json)")
-        data = json.loads((self.out / "stats" / "run.json").read_text())["summary"]
-        self.report["data"] = data_figures(self.out, data)
-        return data
-
-    def eval(self, phase: str, name: str, *argv: str, baseline: str | None = None, tasks: Path | None = None) -> dict:
-        path = self.out / "eval" / f"{name}.json"
-        code = self.synth(phase, "eval", "--profile", self.profile, "--tasks", tasks or self.out / "tasks" / "heldout.jsonl",
-                          "--examples", self.out / "tasks" / "rl.jsonl", "--out", path, "--json", *argv,
-                          *(["--baseline", self.out / "eval" / f"{baseline}.json"] if baseline else []))
-        if code not in (0, 1):  # 1: the gate says it regressed, which is a result
-            raise RuntimeError(f"synth eval ({name}) failed with exit code {code}")
-        return json.loads(path.read_text())
-
-    def train(self, phase: str, stage: str, out: Path, *argv: str) -> int:
-        return self.synth(phase, "train", stage, "--profile", self.profile, "--out", out, "--json", *argv)
 
 
 def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: int | None = None,
@@ -191,31 +143,6 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
             "frac_reward_zero_std": zero_std, "grpo_probe": (grpo_manifest.get("data") or {}).get("probe"),
             "grpo_rewards": grpo_manifest.get("reward_components"), "models": models,
             "settings": {"profile": load_profile(loop.profile).model_dump(), "seed": seed, "decoding": "greedy"}}
-
-
-def data_figures(run: Path, data: dict) -> dict:
-    rows = read_rows(run / "train.jsonl")
-    tasks = {name: [json.loads(line) for line in (run / "tasks" / f"{name}.jsonl").read_text().splitlines()]
-             for name in ("heldout", "rl")}
-    by = lambda items, key: {k: sum(1 for i in items if key(i) == k) for k in sorted({key(i) for i in items})}  # noqa: E731
-    return {"train_rows": len(rows), "rl_tasks": len(tasks["rl"]),
-            "train_by_task_and_scope": by(rows, lambda r: f"{r['task']}/{r['verification']['scope']}"),
-            "heldout_by_family": by(tasks["heldout"], lambda t: t["family"]),
-            "heldout_repair_in_crate": sum(1 for t in tasks["heldout"] if t.get("in_crate")),
-            "rl_by_family": by(tasks["rl"], lambda t: t["family"]),
-            "heldout_crates": sorted({t["crate"] for t in tasks["heldout"]}),
-            "training_crates": sorted({r.get("crate") for r in rows if r.get("crate")}),
-            "stages": data.get("stages"), "notes": data.get("notes")}
-
-
-def paired(before: dict, after: dict, family: str, seed: int) -> dict:
-    from training.evaluate import gate_against
-    from training.profile import Eval
-    out = {}
-    for rate, key in KEYS.items():
-        gate = gate_against(before, after, Eval(), seed, family, key)
-        out[rate] = {"delta": round(gate["delta"], 4), "ci95": [round(gate["ci"][0], 4), round(gate["ci"][1], 4)]}
-    return out
 
 
 def where_fails(baseline: dict, model: dict, family: str) -> dict:

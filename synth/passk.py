@@ -61,3 +61,13 @@ def bootstrap_gate(baseline: dict[str, float], new: dict[str, float], resamples:
     high = means[int((1 - tail) * (resamples - 1) + 0.5)]
     total = sum(s for s, _ in sums)
     return Gate(delta=total / len(shared), low=low, high=high, confidence=confidence, tasks=len(shared))
+
+
+def compare_results(before: dict, after: dict, resamples: int, confidence: float, seed: int = 0,
+                    family: str | None = None, key: str = "pass@1") -> dict:
+    """The paired bootstrap of the per-task change from one evaluation (`synth eval`'s JSON) to
+    another, over one family's tasks or all, resampling answer groups."""
+    def scores(result: dict) -> dict[str, float]:
+        return {t: p[key] for t, p in result["per_task"].items() if family is None or p["family"] == family}
+    groups = {t: p.get("group") or t for t, p in after["per_task"].items()}
+    return bootstrap_gate(scores(before), scores(after), resamples, confidence, seed, clusters=groups).as_dict()

@@ -122,7 +122,7 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
 
 def test_every_operator_edit_keeps_the_code_parseable():
     text = (EXAMPLE_CRATE / "src" / "parse.rs").read_text()
-    from synth.extract.rust_syntax import rust_parser as _parser
+    from synth.rust_syntax import rust_parser as _parser
     for op in RUST_OPERATORS:
         for edit in rust_sites(text, op):
             assert not _parser().parse(apply(text, edit).encode()).root_node.has_error, op.name
@@ -132,7 +132,7 @@ def test_every_operator_edit_keeps_the_code_parseable():
 def test_the_sites_kept_are_exactly_those_a_fresh_parse_keeps():
     """rust_sites reparses each mutated text from the declaration's tree (tree-sitter's
     incremental parse); the edits it keeps must be those a parse from scratch keeps."""
-    from synth.extract.rust_syntax import rust_parser as _parser
+    from synth.rust_syntax import rust_parser as _parser
     decls = extract_paths([str(EXAMPLE_CRATE)], ExtractOptions(jobs=1)).declarations
     texts = [d.text for d in decls] + ["fn f(v: Vec<u8>) -> usize { let n = v.len(); n }"]
     kept = dropped = 0

@@ -13,7 +13,7 @@ from oracles.verdict import Candidate, Verdict
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.model import Declaration, standalone_source
-from synth.extract.rust_syntax import rust_parser
+from synth.rust_syntax import rust_parser
 from synth.extract.vox import parse_vox
 from synth.mutate.diagnostics import answer_offset, render_diagnostics
 from synth.mutate.repair import RepairSettings, balance, repair_rows, write_run

@@ -24,7 +24,7 @@ from synth.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_a
 from synth.completion import answer_code, code_is_final
 from synth.jsonl import write_json, write_jsonl
 from synth.judge import Judge, Outcome
-from synth.passk import bootstrap_gate, pass_at_k
+from synth.passk import compare_results, pass_at_k
 from synth.task import FAMILIES, Task, load_tasks
 
 from synth.chat import serve_prompt
@@ -171,11 +171,7 @@ def gate_against(baseline: dict, result: dict, settings: Eval, seed: int = 0, fa
                  key: str = "pass@1") -> dict:
     """The paired bootstrap of the per-task change from `baseline` to `result` (one family, or
     all tasks), resampling answer groups."""
-    def scores(r):
-        return {t: p[key] for t, p in r["per_task"].items() if family is None or p["family"] == family}
-    groups = {t: p.get("group") or t for t, p in result["per_task"].items()}
-    return bootstrap_gate(scores(baseline), scores(result), settings.bootstrap, settings.confidence, seed,
-                          clusters=groups).as_dict()
+    return compare_results(baseline, result, settings.bootstrap, settings.confidence, seed, family, key)
 
 
 def gates(baseline: dict, result: dict, settings: Eval, seed: int = 0) -> dict:

@@ -20,7 +20,7 @@ import re
 from tree_sitter import Node
 
 from oracles.verdict import Diagnostic
-from synth.extract.rust_syntax import node_text, rust_parser, walk
+from synth.rust_syntax import node_text, rust_parser, walk
 
 Edit = tuple[int, int, int, int, str]  # (line, column, end line, end column, text): 1-based, columns in characters
 BACKTICKED = re.compile(r"`([^`]+)`")

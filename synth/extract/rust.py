@@ -11,7 +11,7 @@ from tree_sitter import Node, Query, QueryCursor
 
 from .clean import is_metadata_line
 from .rust_item import RustItem
-from .rust_syntax import field_text, rust_language, rust_parser
+from synth.rust_syntax import field_text, rust_language, rust_parser
 
 ITEM_KINDS = {
     "function_item": "fn", "struct_item": "struct", "enum_item": "enum", "trait_item": "trait",

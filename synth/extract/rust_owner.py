@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .model import block_text
-from .rust_syntax import field_text, rust_parser
+from synth.rust_syntax import field_text, rust_parser
 
 
 def trait_wrapper(trait_stub: str, method_name: str) -> tuple[str, str]:

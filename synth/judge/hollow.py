@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from synth.extract.rust_syntax import node_text as _text, rust_parser, walk as _walk
+from synth.rust_syntax import node_text as _text, rust_parser, walk as _walk
 
 DIVERGING_MACROS = frozenset({"panic", "unreachable", "todo", "unimplemented"})
 HIDING_ATTRIBUTES = frozenset({"allow", "expect", "cfg", "cfg_attr"})

@@ -14,7 +14,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from synth.assemble.answers import normalize_answer
-from synth.extract.rust_syntax import node_text as _text, rust_parser, walk as _walk
+from synth.rust_syntax import node_text as _text, rust_parser, walk as _walk
 
 PROBE_NAME = "synth_signature_probe"
 

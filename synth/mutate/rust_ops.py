@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from tree_sitter import Node, Tree
 
-from synth.extract.rust_syntax import rust_parser
+from synth.rust_syntax import rust_parser
 
 from .operator import Edit, Operator
 from .rust_tree import (_apart, _bindings, _bound_names, _call_arguments, _cloned_binding, _elision_ambiguous,

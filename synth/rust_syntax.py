@@ -1,4 +1,5 @@
-"""tree-sitter's Rust grammar, loaded once: the parser every Rust module of synth uses."""
+"""tree-sitter's Rust grammar, loaded once: the parser every Rust module of synth uses (extraction,
+mutation, the judge), and the small walks over its trees they share."""
 from __future__ import annotations
 
 import functools
