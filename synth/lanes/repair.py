@@ -35,13 +35,15 @@ def row_format() -> str:
                        inspect.getsource(mark_compiler_solvable))  # what decides compiler_solvable
 
 
-def mark_compiler_solvable(rows: list[Row], oracle, crate_oracle=None) -> None:
+def mark_compiler_solvable(rows: list[Row], oracle, crate_oracle=None, verdicts: list | None = None) -> None:
     """Each row's `compiler_solvable`: whether the compiler's help alone (best_free: every rustc
     suggestion, or the rules on its words; synth/baselines.py) fixes its mutant, judged in place
-    as an evaluation judges an answer. None where the row poses no task (a diff answer)."""
+    as an evaluation judges an answer. None where the row poses no task (a diff answer). `verdicts`:
+    each row's mutant as its check found it (the rounds start from it instead of compiling it again)."""
     tasks = [repair_task(r.model_dump()) for r in rows]
     posed = [i for i, t in enumerate(tasks) if t is not None and (t.in_crate is None or crate_oracle is not None)]
-    _, solvable = best_free([tasks[i] for i in posed], Judge({"rust": oracle}, crate_oracle)) if posed else ([], [])
+    known = [verdicts[i] for i in posed] if verdicts is not None else None  # each mutant's own verdict, where given
+    _, solvable = best_free([tasks[i] for i in posed], Judge({"rust": oracle}, crate_oracle), known) if posed else ([], [])
     for i, flag in zip(posed, solvable):
         rows[i].compiler_solvable = flag
 

@@ -267,11 +267,12 @@ def repair_rows(decls: list[Declaration], oracle, settings: RepairSettings | Non
             st.killed += 1
             killed.append(m)
     rows = build_rows(killed, originals, settings, seed, recipes)
+    broken_verdicts = {row.id: m.verdict for row, m in zip(rows, killed)}
     if fit is not None and fit.active:
         rows, too_long = _fitting_rows(rows, fit)
         result.rejected += too_long
-    if solvable is not None and lang == "rust":
-        solvable(rows, oracle, crate_oracle if use_crate else None)
+    if solvable is not None and lang == "rust":  # the mutants' verdicts are at hand: not compiled again
+        solvable(rows, oracle, crate_oracle if use_crate else None, [broken_verdicts[r.id] for r in rows])
     kept, dropped = balance(rows, settings.max_share, seed, OPERATOR_CAPS) if balanced else (rows, [])
     kept, capped = cap_solvable(kept, settings.max_compiler_solvable, seed) if balanced else (kept, [])
     for row in dropped + capped:
