@@ -1,6 +1,6 @@
 """A task (held out for evaluation, or for RL): the prompt the model sees and how an answer is
 checked. The synthesis writes them (tasks/rl.jsonl, tasks/heldout.jsonl); the trainers and
-`synth eval` read them; synth/judge.py checks answers. Two families:
+`synth eval` read them; synth/judge/ checks answers. Two families:
 - `codegen`: write a declaration; the answer is placed after the task's context (a method checked
   inside its impl block: between `before` and `after`, as its row was checked).
 - `repair`: fix a declaration the compiler rejected (the prompt shows it with rustc's errors); the
@@ -51,7 +51,7 @@ class Task(BaseModel):
     signature: str = ""  # the original signature: an answer that changes it does not count
     kind: str = ""  # the declaration's kind (fn, method, impl): where a signature probe goes
     operator: str = ""  # the mutation operator that broke it
-    compiler_solvable: bool | None = None  # the compiler's help alone fixes it (synth/baselines.py); None: not known
+    compiler_solvable: bool | None = None  # the compiler's help alone fixes it (synth/baselines/); None: not known
     in_crate: CrateSpot | None = None  # verified in a copy of its crate instead
 
     def source(self, code: str, with_tests: bool = False) -> str:

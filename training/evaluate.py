@@ -1,9 +1,9 @@
-"""`synth eval`: answers to held-out tasks, judged by the compiler (synth/judge.py), with results
+"""`synth eval`: answers to held-out tasks, judged by the compiler (synth/judge/), with results
 per task family (codegen, repair) and an optional regression gate against a baseline evaluation.
 
 Who answers: a local model (greedy, one deterministic answer per task, or `samples` sampled
 answers per task; prompts batched, a completion stops once its first fenced block closes), a
-baseline that needs no model (synth/baselines.py: the broken code unchanged, rustc's fixes, the
+baseline that needs no model (synth/baselines/: the broken code unchanged, rustc's fixes, the
 rules on rustc's words, `best_free`: the better of those two per task), or answers made elsewhere
 (a JSONL file of `{"id", "answer"}` lines; tasks with none are left out, in `not_applicable`).
 Every answer is kept beside the result (`NAME.answers.jsonl`, one `{"id", "answer", ...}` a line,

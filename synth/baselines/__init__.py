@@ -1,4 +1,4 @@
-"""Answers to repair tasks that need no model, judged exactly like a model's (synth/judge.py):
+"""Answers to repair tasks that need no model, judged exactly like a model's (synth/judge/):
 - `unchanged`: the broken declaration sent back as it is. It compiles nowhere by construction,
   so anything above 0 is a broken judge.
 - `rustc`: what `cargo fix` would do: the suggestions rustc marks MachineApplicable that lie
@@ -8,7 +8,7 @@
   none with placeholders (`/* u32 */`, `todo!()`), the first of each error's alternatives, in
   rounds as rustfix applies them.
 - `compiler_words`: the best repairer built from rustc's output alone, no model
-  (synth/compiler_words.py): rules on its words (similar names, expected and found types, the
+  (synth/baselines/compiler_words.py): rules on its words (similar names, expected and found types, the
   binding to make `mut`, the import it suggests, the nearest name it did not find), and where no
   rule speaks to an error, that error's own suggestion as in `rustc_all`.
 - `reference`: the verified answer itself. Every task should count: a check of the judge and of

@@ -11,7 +11,7 @@ Each rule answers one kind of error rustc words plainly:
 - a binding it says is not mutable (E0384, E0596, E0594): `mut` on it (`&mut self` for self);
 - an import it suggests: the `use` line, at the top of the function's body;
 and an error no rule speaks to gets its own suggestion (the first without placeholders), as
-`rustc_all` applies it. Positions are the declaration's own (synth/baselines.py moves them)."""
+`rustc_all` applies it. Positions are the declaration's own (synth/baselines/ moves them)."""
 from __future__ import annotations
 
 import difflib

@@ -1,6 +1,6 @@
 """Rejection sampling (STaR / RFT / ReST-EM): k samples per task, from the policy itself (a local
 model, in-process, batched across prompts) or from a model behind an API; each judged exactly as
-`synth eval` judges an answer (synth/judge.py: it compiles where the task places it, defines what
+`synth eval` judges an answer (synth/judge/: it compiles where the task places it, defines what
 was asked, keeps a repair's signature, is not hollow, passes the task's tests), and, given a
 CargoOracle, the crate's own tests. Passing samples are kept (distinct after normalizing, capped
 per task); failing ones are paired with them for preference training, with their verdicts. The

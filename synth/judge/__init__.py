@@ -2,10 +2,10 @@
 acceptance, so they cannot disagree on the same answer.
 
 An answer counts (`solved`) when its code, placed as the task says (synth/task.py), compiles,
-defines what the task asks for, and does not pretend (synth/hollow.py: no function of it only
+defines what the task asks for, and does not pretend (synth/judge/hollow.py: no function of it only
 diverges or only calls itself, and it adds no `#[allow]` or `#[cfg]` of its own). A repair answer
 must also keep the declaration's original signature: changing what callers see is no fix; the
-types are compared, by rustc where the spelling differs (synth/signature.py). `passed` also needs
+types are compared, by rustc where the spelling differs (synth/judge/signature.py). `passed` also needs
 the task's tests, where it has some. Beside that, a repair answer is marked `exact` when it restores the
 original (comments and whitespace aside) and `deleted` when it compiles only because the lines
 that held the error are gone. Checks are batched: one oracle call per language for standalone
@@ -39,7 +39,7 @@ class Outcome:
     deleted: bool = False  # repair: compiles because the erroring lines are gone
     verdict: Verdict | None = field(default=None, repr=False)  # the compiler's, for rows that keep the answer
     refused: str = ""  # why code that compiled does not count: hollow, own attribute, signature, not defined
-    probe: str | None = field(default=None, repr=False)  # a signature rustc must compare (synth/signature.py)
+    probe: str | None = field(default=None, repr=False)  # a signature rustc must compare (synth/judge/signature.py)
 
     @property
     def solved(self) -> bool:

@@ -37,7 +37,7 @@ def row_format() -> str:
 
 def mark_compiler_solvable(rows: list[Row], oracle, crate_oracle=None, verdicts: list | None = None) -> None:
     """Each row's `compiler_solvable`: whether the compiler's help alone (best_free: every rustc
-    suggestion, or the rules on its words; synth/baselines.py) fixes its mutant, judged in place
+    suggestion, or the rules on its words; synth/baselines/) fixes its mutant, judged in place
     as an evaluation judges an answer. None where the row poses no task (a diff answer). `verdicts`:
     each row's mutant as its check found it (the rounds start from it instead of compiling it again)."""
     tasks = [repair_task(r.model_dump()) for r in rows]
