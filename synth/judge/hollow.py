@@ -35,18 +35,32 @@ class Body:
     only_calls_itself: bool
 
 
-def functions(code: str) -> list[tuple[Node, Body]]:
-    """Every function or method the code defines (in impls, traits and bodies too) with a body."""
-    root = rust_parser().parse(code.encode()).root_node
-    out = []
-    for node in _walk(root):
-        body = node.child_by_field_name("body") if node.type == "function_item" else None
-        if body is not None:
+@dataclass(frozen=True)
+class Reading:
+    """What pretending looks at in one piece of code, from one parse and one walk of its tree."""
+    attributes: Counter  # its lint and configuration attributes, whitespace squeezed: `#[allow(dead_code)]`
+    macros: Counter  # the diverging macros it calls, wherever they are, by name
+    bodies: list[Body]  # every function or method it defines with a body (in impls, traits and bodies too)
+
+
+def read(code: str) -> Reading:
+    attributes, macros, bodies = Counter(), Counter(), []
+    for node in _walk(rust_parser().parse(code.encode()).root_node):
+        if node.type in ("attribute_item", "inner_attribute_item"):
+            attribute = next((c for c in node.named_children if c.type == "attribute"), None)
+            head = attribute.named_children[0] if attribute is not None and attribute.named_children else None
+            if head is not None and _text(head) in HIDING_ATTRIBUTES:
+                attributes["".join(_text(node).split())] += 1
+        elif node.type == "macro_invocation":
+            name = _text(node.child_by_field_name("macro")).split("::")[-1]
+            if name in DIVERGING_MACROS:
+                macros[name] += 1
+        elif node.type == "function_item" and (body := node.child_by_field_name("body")) is not None:
             name = _text(node.child_by_field_name("name"))
             work = _effective(body)
-            out.append((node, Body(name, _block_diverges(body), bool(work) and all(_diverges(s) for s in work[:1]),
-                                   len(work) == 1 and _calls(work[0], name))))
-    return out
+            bodies.append(Body(name, _block_diverges(body), bool(work) and _diverges(work[0]),
+                               len(work) == 1 and _calls(work[0], name)))
+    return Reading(attributes, macros, bodies)
 
 
 def pretending(code: str, reference: str, repair: bool = False) -> str:
@@ -54,41 +68,22 @@ def pretending(code: str, reference: str, repair: bool = False) -> str:
     attribute of its own that hides code or lints, a `todo!`/`unimplemented!` the reference does
     not have (anywhere: a match arm `_ => todo!()` compiles too), and for a repair, a `panic!` or
     `unreachable!` the original does not have (the case it handled, given up)."""
-    own = Counter(hiding_attributes(code)) - Counter(hiding_attributes(reference))
+    mine, original = read(code), read(reference)
+    own = mine.attributes - original.attributes
     if own:
         return f"adds {sorted(own)[0]} of its own"
-    added = Counter(diverging_macros(code)) - Counter(diverging_macros(reference))
+    added = mine.macros - original.macros
     unwritten = sorted(m for m in added if m in ("todo", "unimplemented") or repair)
     if unwritten:
         return f"adds {unwritten[0]}!() where the original has none"
-    allowed = {b.name: b for _, b in functions(reference)}
-    for _, body in functions(code):
-        mine = allowed.get(body.name)
-        if body.only_calls_itself and not (mine and mine.only_calls_itself):
+    allowed = {b.name: b for b in original.bodies}
+    for body in mine.bodies:
+        theirs = allowed.get(body.name)
+        if body.only_calls_itself and not (theirs and theirs.only_calls_itself):
             return f"fn {body.name} only calls itself"
-        if body.diverges and not (mine and mine.diverges and (mine.only_diverges or not body.only_diverges)):
+        if body.diverges and not (theirs and theirs.diverges and (theirs.only_diverges or not body.only_diverges)):
             return f"fn {body.name} only diverges (panics, loops or is not written)"
     return ""
-
-
-def diverging_macros(code: str) -> list[str]:
-    """The names of the diverging macros the code calls, wherever they are."""
-    root = rust_parser().parse(code.encode()).root_node
-    names = (_text(n.child_by_field_name("macro")).split("::")[-1] for n in _walk(root) if n.type == "macro_invocation")
-    return [name for name in names if name in DIVERGING_MACROS]
-
-
-def hiding_attributes(code: str) -> list[str]:
-    """The answer's lint and configuration attributes, whitespace squeezed: `#[allow(dead_code)]`."""
-    root = rust_parser().parse(code.encode()).root_node
-    out = []
-    for node in _walk(root):
-        if node.type in ("attribute_item", "inner_attribute_item"):
-            attribute = next((c for c in node.named_children if c.type == "attribute"), None)
-            head = attribute.named_children[0] if attribute is not None and attribute.named_children else None
-            if head is not None and _text(head) in HIDING_ATTRIBUTES:
-                out.append("".join(_text(node).split()))
-    return out
 
 
 def _effective(block: Node) -> list[Node]:
