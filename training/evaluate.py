@@ -20,7 +20,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from synth.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers
+from synth.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
 from synth.completion import answer_code, code_is_final
 from synth.jsonl import write_json, write_jsonl
 from synth.judge import Judge, Outcome
@@ -93,10 +93,6 @@ def file_answers(path: str | Path):
     def answer(tasks: list[Task]) -> list[list[str] | None]:
         return [given.get(t.id) for t in tasks]
     return answer
-
-
-def fenced(task: Task, code: str) -> str:
-    return f"```{task.lang}\n{code}\n```"
 
 
 def evaluate(settings: Eval, answer, judge: Judge, tasks: list[Task], name: str) -> dict:

@@ -106,8 +106,7 @@ def best_free(tasks: list[Task], judge, verdicts: list[Verdict] | None = None) -
                 counts[(i, kind)] = True
             else:
                 flat.append((i, kind))
-    outcomes = judge.judge([tasks[i] for i, _ in flat], [f"```{tasks[i].lang}\n{tried[k][i]}\n```" for i, k in flat]) \
-        if flat else []
+    outcomes = judge.judge([tasks[i] for i, _ in flat], [fenced(tasks[i], tried[k][i]) for i, k in flat]) if flat else []
     counts.update({key: o.solved for key, o in zip(flat, outcomes)})
     answers, solvable = [], []
     for i in range(len(tasks)):
@@ -119,6 +118,11 @@ def best_free(tasks: list[Task], judge, verdicts: list[Verdict] | None = None) -
         answers.append(tried[good[0] if good else FREE[1]][i])
         solvable.append(bool(good))
     return answers, solvable
+
+
+def fenced(task: Task, code: str) -> str:
+    """An answer as a model replies with it: the code in one fenced block of the task's language."""
+    return f"```{task.lang}\n{code}\n```"
 
 
 def restores(task: Task, code: str) -> bool:
