@@ -23,7 +23,7 @@ import random
 from pathlib import Path
 
 from benchmarks.mens_rows import audit_row
-from synth.row_pack import read_rows
+from synth.rows.pack import read_rows
 
 ARMS = ("diagnostics", "gate", "operators")
 # The operators arm: both models train on the rows of the first set (synth's, or their audit-style
@@ -50,7 +50,7 @@ def plain_row(row: dict) -> dict:
     return {**row, "prompt": prompt, "messages": messages}
 
 
-def write_snapshot(out: Path, train: list[dict], val: list[dict]) -> dict:
+def write_arm_data(out: Path, train: list[dict], val: list[dict]) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in (("train", train), ("val", val)):
         (out / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -77,7 +77,7 @@ def run_ablations(loop, arms: tuple[str, ...], sft_steps: int | None, seed: int)
     steps = ["--max-steps", str(sft_steps)] if sft_steps else []
 
     def model(name: str, rows: list[dict], val_rows: list[dict]) -> tuple[str, dict]:
-        made = write_snapshot(base_dir / name, rows, val_rows)
+        made = write_arm_data(base_dir / name, rows, val_rows)
         if loop.train(f"ablate_{name}", "sft", base_dir / name / "sft", "--data", base_dir / name, *steps) != 0:
             raise RuntimeError(f"synth train sft for the {name} arm failed")
         return str(base_dir / name / "sft" / "merged"), made
@@ -165,13 +165,13 @@ def twin(row: dict, broken: str, operator: str) -> dict:
 def failing_originals(run: Path, decl_ids: set[str], crates: set[str], seed: int) -> list[dict]:
     """Rows an ungated pipeline makes of declarations whose original does not compile: each
     operator's mutant, its prompt without diagnostics, the (failing) original as the answer."""
-    from synth.config import load_config
+    from synth.settings.config import load_config
     from synth.extract.extract import extract_sources
     from synth.extract.model import block_text, crate_name
     from synth.lanes import LANES
     from synth.mutate.repair import OperatorStats, make_mutants, repair_prompt
-    from synth.mutate.rust_ops import RUST_OPERATORS
-    from synth.prompts import system_prompt
+    from synth.mutate.operators.rust import RUST_OPERATORS
+    from synth.prompting.templates import system_prompt
     from benchmarks.loop_commands import CONFIG
     if not decl_ids:
         return []
@@ -203,7 +203,7 @@ def _rate(result: dict) -> float | None:
 def bench(args) -> dict:
     """`synth bench ablate`: the arms on the run `synth bench loop` left (its config's [run] out)."""
     from benchmarks.loop_commands import CONFIG, PROFILE, Loop
-    from synth.config import load_config
+    from synth.settings.config import load_config
     from synth.lanes import LANES
     run = Path(load_config(CONFIG, LANES).run.out)
     for needed in ("train.jsonl", "tasks/heldout.jsonl", "eval/sft.json", "eval/best_free.json", "sft/merged"):

@@ -23,7 +23,7 @@ from oracles.rustc.oracle import RustOracle
 from oracles.verdict import Splice, Verdict
 from oracles.settings import OracleSettings
 from synth.extract.extract import ExtractOptions, extract_paths
-from synth.jsonl import write_json
+from synth.rows.jsonl import write_json
 from synth.lanes.repair import mark_compiler_solvable
 from synth.mutate.repair import RepairSettings, eligible_declarations, repair_rows, write_run
 

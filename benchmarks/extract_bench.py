@@ -25,9 +25,9 @@ from pathlib import Path
 from benchmarks.fixtures.rust_corpus import write_corpus
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
-from synth.extract.rust import module_path_for, parse_rust
-from synth.extract.rust_index import NAMED_KINDS
-from synth.jsonl import write_jsonl
+from synth.extract.rust.parse import module_path_for, parse_rust
+from synth.extract.rust.index import NAMED_KINDS
+from synth.rows.jsonl import write_jsonl
 
 REPO = Path(__file__).resolve().parent.parent
 REGISTRY = Path("/usr/share/cargo/registry")
@@ -89,7 +89,7 @@ def run_cli_extract(paths: list[Path], jobs: int) -> dict:
     of it and its workers, CPU seconds of all of them, and its JSON summary."""
     with tempfile.TemporaryDirectory(prefix="synth-bench-extract-") as tmp:
         out = Path(tmp) / "declarations.jsonl"
-        command = [sys.executable, "-m", "synth.cli", "extract", *map(str, paths), "--out", str(out), "--json",
+        command = [sys.executable, "-m", "synth.cli.main", "extract", *map(str, paths), "--out", str(out), "--json",
                    "--jobs", str(jobs)]
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         start = time.perf_counter()

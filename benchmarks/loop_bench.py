@@ -35,10 +35,10 @@ OLD_OPERATORS = ("unresolved_name", "return_type_mismatch", "argument_count", "u
 def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: int | None = None,
                    grpo_steps: int | None = None, threads: int | None = None, ablate: tuple[str, ...] = (),
                    seed: int = 0, rounds: int = 1) -> dict:
-    from synth.config import load_config
+    from synth.settings.config import load_config
     from synth.lanes import LANES
     from training.base_model import DEFAULT_DIR
-    from training.profile import load_profile
+    from training.run.profile import load_profile
 
     base = str(Path(load_profile(profile).model))
     if not (Path(base) / "config.json").exists():
@@ -105,7 +105,7 @@ def round_figures(number: int, data: dict, result: dict, previous: dict | None, 
 
 
 def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: dict, models: dict, seed: int) -> dict:
-    from training.profile import load_profile
+    from training.run.profile import load_profile
     grpo = evals.get("grpo") or evals["sft"]  # an inert GRPO adapter is the SFT model
     families = {}
     for family in ("codegen", "repair"):

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from synth.row_pack import read_rows
+from synth.rows.pack import read_rows
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "examples" / "loop" / "synth.toml"
@@ -31,7 +31,7 @@ class Loop:
     def synth(self, phase: str, *argv: str) -> int:
         """One `synth` command, as a user runs it (its printed output goes to stderr: stdout is the JSON)."""
         start = time.perf_counter()
-        code = subprocess.run([sys.executable, "-m", "synth.cli", *map(str, argv)], stdout=sys.stderr,
+        code = subprocess.run([sys.executable, "-m", "synth.cli.main", *map(str, argv)], stdout=sys.stderr,
                               env=self.env).returncode
         self.seconds[phase] = round(self.seconds.get(phase, 0.0) + time.perf_counter() - start, 1)
         (self.out / "progress.json").write_text(json.dumps({"seconds": self.seconds, **self.report}, indent=1))
@@ -76,9 +76,9 @@ def data_figures(run: Path, data: dict) -> dict:
 def paired(before: dict, after: dict, family: str, seed: int) -> dict:
     """The change from one evaluation to another on `family`'s tasks, per rate: delta and ci95 (as
     `synth eval --baseline` computes it, with the eval profile's default resamples and confidence)."""
-    from synth.passk import compare_results
-    from training.profile import Eval
-    settings = Eval()
+    from synth.tasks.passk import compare_results
+    from training.run.profile import EvalSettings
+    settings = EvalSettings()
     out = {}
     for rate, key in KEYS.items():
         gate = compare_results(before, after, settings.bootstrap, settings.confidence, seed, family, key)

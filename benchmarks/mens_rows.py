@@ -14,7 +14,7 @@ import random
 import re
 from pathlib import Path
 
-from synth.row_pack import read_rows
+from synth.rows.pack import read_rows
 
 RETURN_TYPE = re.compile(r"\)\s*->\s*[^{]+?(?=\s*(?:where\b|\{))")
 

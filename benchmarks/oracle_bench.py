@@ -26,8 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.fixtures.pipeline_candidates import pipeline_candidates
-from synth.oracle_samples import rust_candidates
-from oracles.rustc.oracle import RustOracle, RustcTuning
+from synth.cli.oracle_samples import rust_candidates
+from oracles.rustc.oracle import RustOracle, RustcSettings
 from oracles.isolation.sandbox import Sandbox, bwrap_available, namespaces_available
 from oracles.verdict import Candidate
 from oracles.settings import OracleSettings
@@ -36,7 +36,7 @@ EXAMPLE_CRATE = Path(__file__).resolve().parent.parent / "examples" / "rust"
 
 
 def _batched(candidates, expect_pass, config, sandbox: Sandbox | None = None,
-             record: bool = False, tuning: RustcTuning | None = None) -> tuple[float, list, RustOracle]:
+             record: bool = False, tuning: RustcSettings | None = None) -> tuple[float, list, RustOracle]:
     oracle = RustOracle(config, sandbox=sandbox, tuning=tuning)
     oracle.recorded = [] if record else None
     start = time.perf_counter()
@@ -60,7 +60,7 @@ def rustc_floor(oracle: RustOracle, jobs: int) -> float:
 
 def _side_by_side(candidates: list[Candidate], expect_pass: list[bool], repeats: int, jobs: int,
                   kinds: dict[str, list[int]] | None = None,
-                  variants: dict[str, RustcTuning] | None = None) -> tuple[dict, list]:
+                  variants: dict[str, RustcSettings] | None = None) -> tuple[dict, list]:
     """Batched (median of `repeats`) and solo over the same candidates, interleaved: each round
     checks the whole batch (and each variant configuration of the batched oracle), then one slice
     of the candidates alone. Returns the figures and the solo verdicts; `identical` covers the
@@ -185,7 +185,7 @@ def run_oracle_bench(n: int = 500, seed: int = 0, repeats: int = 5, jobs: int = 
         stream = pipeline_candidates(sources)
         # Real crates hold candidates whose errors make rustc give up early; the same oracle
         # without that hint (plain bisection) runs beside it.
-        plain = {"without_stop_hint": RustcTuning(stopping_codes=())}
+        plain = {"without_stop_hint": RustcSettings(stopping_codes=())}
         measured, _ = _side_by_side([Candidate.of(t) for _, t in stream], [e for e, _ in stream], repeats, jobs,
                                     variants=plain)
         keep = ("n", "batched_s", "solo_s", "ratio", "identical", "batched_ms_per_candidate",

@@ -94,13 +94,13 @@ k = 4
 def _work(summary) -> dict:
     return {"llm_calls": summary.llm_calls, "compiler_candidates": summary.candidates_compiled,
             "compiler_runs": summary.compiler_runs, "diff": summary.diff["total"],
-            "processed": {k: v["processed"] for k, v in summary.stages.items()}}
+            "processed": {k: v["processed"] for k, v in summary.lanes.items()}}
 
 
 def run_refresh_bench(n: int = 300, changed_share: float = 0.01, seed: int = 0) -> dict:
     from benchmarks.fixtures.llm_server import FakeLLMServer
     from benchmarks.fixtures.scripted_llm import stage_responder
-    from synth.config import load_config
+    from synth.settings.config import load_config
     from synth.lanes import LANES
     from synth.extract import extract_paths
     from synth.pipeline.run import run_pipeline

@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 from synth.extract.corpus import collect, split_test_code
-from synth.row_pack import read_rows
-from synth.extract.rust_owner import owner_header
+from synth.rows.pack import read_rows
+from synth.extract.rust.owner import owner_header
 
 # A suggestion said twice (`X`: `X`), or a rustc message ending in ":" followed by our own ": ".
 REPEATED_HELP = re.compile(r"(`[^`\n]+`): \1|:: `")

@@ -6,14 +6,16 @@ benchmarks/ or tests/ from runtime code, the longest chain of imports between mo
 in modules, and the chain), the modules over the size limit and the folders with too many modules."""
 from __future__ import annotations
 
-import ast
 import functools
 from pathlib import Path
+
+from synth.lanes.fingerprint import imported_modules
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ("synth", "oracles", "training")
 PACKAGES = (*RUNTIME, "benchmarks")
 MAX_LINES = 350
+ERROR_ROOT = "oracles.errors"
 MAX_FOLDER = 8  # modules in one folder (its __init__ aside): more, and it wants sub-folders
 
 
@@ -24,14 +26,6 @@ def modules(root: Path = ROOT) -> dict[str, Path]:
             name = ".".join(path.relative_to(root).with_suffix("").parts)
             out[name.removesuffix(".__init__")] = path
     return out
-
-
-def _type_checking_only(node: ast.AST, parents: dict) -> bool:
-    while node in parents:
-        node = parents[node]
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            return True
-    return False
 
 
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
@@ -47,22 +41,7 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
         return name or None
     graph = {}
     for name, path in mods.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        tree = ast.parse(path.read_text())
-        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-        deps = set()
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.Import, ast.ImportFrom)) or _type_checking_only(node, parents):
-                continue
-            if isinstance(node, ast.Import):
-                deps |= {resolve(alias.name) for alias in node.names}
-                continue
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([base] if base else []))
-            deps |= {resolve(f"{base}.{alias.name}") if f"{base}.{alias.name}" in mods else resolve(base)
-                     for alias in node.names}
+        deps = {resolve(n) for n in imported_modules(path, name, lambda n: n in mods)}
         graph[name] = deps - {None, name}
     return graph
 
@@ -112,10 +91,14 @@ def shape(root: Path = ROOT) -> dict:
     runtime_imports = sorted(f"{m} -> {d}" for m, deps in graph.items() if m.split(".")[0] in RUNTIME
                              for d in deps if d.split(".")[0] in ("benchmarks", "tests"))
     chain = longest_chain(graph) if not loops else []
+    # oracles/errors.py holds SynthError, the root every error class derives from: one link under
+    # each module that raises; the chain of the modules above it is the structure's own depth
+    above = {m: deps - {ERROR_ROOT} for m, deps in graph.items() if m != ERROR_ROOT}
+    chain_above = longest_chain(above) if not loops else []
     sizes = {m: len(p.read_text().splitlines()) for m, p in modules(root).items()}
     return {"modules": len(graph), "imports": sum(len(d) for d in graph.values()), "cycles": loops,
             "runtime_imports_of_benchmarks_or_tests": runtime_imports, "longest_chain": len(chain),
-            "chain": " -> ".join(chain), "max_lines": MAX_LINES,
+            "chain": " -> ".join(chain), "longest_chain_above_error_root": len(chain_above), "max_lines": MAX_LINES,
             "over_max_lines": {m: n for m, n in sorted(sizes.items()) if n > MAX_LINES},
             "max_folder": MAX_FOLDER, "crowded_folders": crowded_folders(root)}
 

@@ -29,7 +29,7 @@ def bench_rows() -> list[list[dict]]:
 def _run(model, examples, batch_size: int, steps: int, padding_free: bool, pad_id: int, lr: float = 1e-3):
     import torch
 
-    from training.collate import WeightedCollator
+    from training.data.collate import WeightedCollator
     from training.loss import supervised_tokens, weighted_token_loss
 
     collate = WeightedCollator(pad_id, padding_free=padding_free)
@@ -51,7 +51,7 @@ def _run(model, examples, batch_size: int, steps: int, padding_free: bool, pad_i
 def first_batch_losses(model, examples, batch_size: int, pad_id: int) -> tuple[float, float]:
     import torch
 
-    from training.collate import WeightedCollator
+    from training.data.collate import WeightedCollator
     from training.loss import supervised_tokens, weighted_token_loss
     out = []
     with torch.no_grad():
@@ -69,9 +69,9 @@ def run_train_bench(steps: int = 12, repeats: int = 3, batch_size: int = 8, seed
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from benchmarks.fixtures.tiny_model import build_tiny_model
-    from synth.prompts import system_prompt
-    from training.curriculum import CurriculumSampler
-    from training.encode import encode
+    from synth.prompting.templates import system_prompt
+    from training.data.curriculum import CurriculumSampler
+    from training.data.encode import encode
 
     torch.set_num_threads(max(1, torch.get_num_threads()))
     conversations = bench_rows()

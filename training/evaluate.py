@@ -1,9 +1,9 @@
-"""`synth eval`: answers to held-out tasks, judged by the compiler (synth/judge/), with results
+"""`synth eval`: answers to held-out tasks, judged by the compiler (synth/tasks/judge/), with results
 per task family (codegen, repair) and an optional regression gate against a baseline evaluation.
 
 Who answers: a local model (greedy, one deterministic answer per task, or `samples` sampled
 answers per task; prompts batched, a completion stops once its first fenced block closes), a
-baseline that needs no model (synth/baselines/: the broken code unchanged, rustc's fixes, the
+baseline that needs no model (synth/tasks/baselines/: the broken code unchanged, rustc's fixes, the
 rules on rustc's words, `best_free`: the better of those two per task), or answers made elsewhere
 (a JSONL file of `{"id", "answer"}` lines; tasks with none are left out, in `not_applicable`).
 Every answer is kept beside the result (`NAME.answers.jsonl`, one `{"id", "answer", ...}` a line,
@@ -20,26 +20,27 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from synth.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
-from synth.completion import answer_code, code_is_final
-from synth.jsonl import write_json, write_jsonl
-from synth.judge import Judge, Outcome
-from synth.passk import compare_results, pass_at_k
-from synth.task import FAMILIES, Task, load_tasks
+from oracles.errors import InputError
+from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
+from synth.tasks.completion import answer_code, code_is_final
+from synth.rows.jsonl import write_json, write_jsonl
+from synth.tasks.judge import Judge, Outcome
+from synth.tasks.passk import compare_results, pass_at_k
+from synth.tasks.task import FAMILIES, Task, load_tasks
 
-from synth.chat import serve_prompt
-from .dataset import fingerprint
-from .profile import Eval
+from synth.prompting.chat import serve_prompt
+from training.data.dataset import fingerprint
+from training.run.profile import EvalSettings
 
 KEPT_SAMPLES = 3  # completions shown in the result per family (all are in NAME.answers.jsonl)
 
 
-def worked_examples(settings: Eval) -> dict[str, list[tuple[str, str]]]:
+def worked_examples(settings: EvalSettings) -> dict[str, list[tuple[str, str]]]:
     """Per family, the `shots` shortest tasks of `examples` that have a reference answer."""
     if not settings.shots:
         return {}
     if not settings.examples:
-        raise ValueError("eval.shots needs eval.examples (a tasks file with reference answers, e.g. tasks/rl.jsonl)")
+        raise InputError("eval.shots needs eval.examples (a tasks file with reference answers, e.g. tasks/rl.jsonl)")
     pool = [t for t in load_tasks(settings.examples) if t.reference]
     shots = {}
     for family in FAMILIES:
@@ -48,7 +49,7 @@ def worked_examples(settings: Eval) -> dict[str, list[tuple[str, str]]]:
     return shots
 
 
-def model_answers(settings: Eval, sampler):
+def model_answers(settings: EvalSettings, sampler):
     """Answers of a local model (synth/llm/local.py), as the settings say."""
     shots = worked_examples(settings)
 
@@ -64,7 +65,7 @@ def model_answers(settings: Eval, sampler):
 def baseline_answers(kind: str, judge: Judge):
     """Answers of a baseline that needs no model; None where it does not apply."""
     if kind not in (*BASELINES, *COMPILER_BASELINES, "best_free"):
-        raise ValueError(f"unknown baseline {kind!r}: one of {sorted((*BASELINES, *COMPILER_BASELINES, 'best_free'))}"
+        raise InputError(f"unknown baseline {kind!r}: one of {sorted((*BASELINES, *COMPILER_BASELINES, 'best_free'))}"
                          " or a JSONL file of answers")
 
     def answer(tasks: list[Task]) -> list[list[str] | None]:
@@ -88,18 +89,18 @@ def file_answers(path: str | Path):
             entry = json.loads(line)
             given.setdefault(str(entry["id"]), []).append(str(entry["answer"]))
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}:{number}: not an {{\"id\", \"answer\"}} line ({exc})") from exc
+            raise InputError(f"{path}:{number}: not an {{\"id\", \"answer\"}} line ({exc})") from exc
 
     def answer(tasks: list[Task]) -> list[list[str] | None]:
         return [given.get(t.id) for t in tasks]
     return answer
 
 
-def evaluate(settings: Eval, answer, judge: Judge, tasks: list[Task], name: str) -> dict:
+def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], name: str) -> dict:
     """Every task's answers (`answer(tasks)`: completions per task, None where it does not apply)
     judged in one batched call; results per task, per family and overall."""
     if settings.decoding == "sample" and settings.samples < settings.k:
-        raise ValueError(f"eval.samples ({settings.samples}) must be at least eval.k ({settings.k})")
+        raise InputError(f"eval.samples ({settings.samples}) must be at least eval.k ({settings.k})")
     completions = answer(tasks)
     answered = [(t, c) for t, c in zip(tasks, completions) if c is not None]
     flat_tasks = [t for t, cs in answered for _ in cs]
@@ -163,14 +164,14 @@ def failure(completion: str, outcome: Outcome) -> str:
     return outcome.first_error or (f"compiles, {outcome.refused}" if outcome.refused else "compiles, answers nothing")
 
 
-def gate_against(baseline: dict, result: dict, settings: Eval, seed: int = 0, family: str | None = None,
+def gate_against(baseline: dict, result: dict, settings: EvalSettings, seed: int = 0, family: str | None = None,
                  key: str = "pass@1") -> dict:
     """The paired bootstrap of the per-task change from `baseline` to `result` (one family, or
     all tasks), resampling answer groups."""
     return compare_results(baseline, result, settings.bootstrap, settings.confidence, seed, family, key)
 
 
-def gates(baseline: dict, result: dict, settings: Eval, seed: int = 0) -> dict:
+def gates(baseline: dict, result: dict, settings: EvalSettings, seed: int = 0) -> dict:
     """Overall and per family (the families both evaluations have)."""
     out = {"all": gate_against(baseline, result, settings, seed)}
     for family in sorted(set(baseline.get("families", {})) & set(result.get("families", {}))):
@@ -178,7 +179,7 @@ def gates(baseline: dict, result: dict, settings: Eval, seed: int = 0) -> dict:
     return out
 
 
-def run_eval(settings: Eval, model_dir: str | None, adapter: str | None, oracle_settings, out: str | Path,
+def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None, oracle_settings, out: str | Path,
              baseline: dict | None = None, seed: int = 0, tasks_path: str | None = None,
              answers: str | None = None, family: str | None = None) -> dict:
     """Evaluate a model (or, with `answers`, a baseline that needs none) on the tasks (of one

@@ -14,19 +14,20 @@ from pathlib import Path
 
 from trl import GRPOConfig, GRPOTrainer
 
+from oracles.errors import InputError
 from oracles.factory import build_oracle, build_oracles
-from synth.completion import code_is_final
-from synth.judge import Judge
-from synth.task import load_tasks
+from synth.tasks.completion import code_is_final
+from synth.tasks.judge import Judge
+from synth.tasks.task import load_tasks
 
-from synth.chat import serve_prompt
-from .dataset import fingerprint
-from .lifecycle import RunLifecycle
-from .manifest import RunRecorder, check_resume
-from .profile import Profile
-from .rewards import CompilerRewards
-from .sft import load_model
-from .trainer_args import build, grpo_kwargs, lora_kwargs, resolved
+from synth.prompting.chat import serve_prompt
+from training.data.dataset import fingerprint
+from training.run.lifecycle import RunLifecycle
+from training.run.manifest import RunRecorder, check_resume
+from training.run.profile import Profile
+from training.rewards import CompilerRewards
+from training.sft import load_model
+from training.run.trainer_args import build, grpo_kwargs, lora_kwargs, resolved
 
 
 def task_dataset(tasks):
@@ -128,6 +129,6 @@ def learnable_tasks(profile: Profile, tasks: list, judge: Judge) -> tuple[list, 
         figures["by_family"][family] = {"tasks": len(mine), "never": mine.count(0), "always": mine.count(n),
                                         "kept": sum(0 < s < n for s in mine)}
     if not kept:
-        raise ValueError(f"no task the policy solves sometimes (0 < p < 1 over {n} samples): GRPO would learn "
+        raise InputError(f"no task the policy solves sometimes (0 < p < 1 over {n} samples): GRPO would learn "
                          f"nothing from these groups; {figures['by_family']}")
     return kept, figures

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from synth.completion import is_one_fenced_block
-from synth.task import Task
+from synth.tasks.completion import is_one_fenced_block
+from synth.tasks.task import Task
 
 if TYPE_CHECKING:  # the judge is handed in; only its answers are read here
-    from synth.judge import Judge, Outcome
+    from synth.tasks.judge import Judge, Outcome
 
 
 @dataclass

@@ -12,15 +12,16 @@ from pathlib import Path
 import torch
 from trl import SFTConfig, SFTTrainer
 
-from synth.chat import chat_template
-from .collate import WeightedCollator
-from .curriculum import CurriculumSampler
-from .dataset import check_grouped_split, encode_rows, load_split, snapshot_fingerprint
-from .lifecycle import RunLifecycle
-from .loss import supervised_log_probs, weighted_nll
-from .manifest import RunRecorder, check_resume
-from .profile import Profile
-from .trainer_args import batching, build, lora_kwargs, resolved, sft_kwargs
+from oracles.errors import MissingInput
+from synth.prompting.chat import chat_template
+from training.data.collate import WeightedCollator
+from training.data.curriculum import CurriculumSampler
+from training.data.dataset import check_grouped_split, encode_rows, load_split, snapshot_fingerprint
+from training.run.lifecycle import RunLifecycle
+from training.loss import supervised_log_probs, weighted_nll
+from training.run.manifest import RunRecorder, check_resume
+from training.run.profile import Profile
+from training.run.trainer_args import batching, build, lora_kwargs, resolved, sft_kwargs
 
 
 class WeightedSFTTrainer(SFTTrainer):
@@ -54,7 +55,7 @@ class WeightedSFTTrainer(SFTTrainer):
 def load_model(model_dir: str):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     if not Path(model_dir).is_dir():
-        raise FileNotFoundError(f"model {model_dir!r} is not a local directory (nothing is downloaded)")
+        raise MissingInput(f"model {model_dir!r} is not a local directory (nothing is downloaded)")
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     tokenizer.chat_template = chat_template()  # the one template: train, serve and eval
     if tokenizer.pad_token is None:

@@ -15,6 +15,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from oracles.errors import SynthError
+
 DEBIAN_REGISTRY = "/usr/share/cargo/registry"  # Debian's librust-*-dev crates: a cargo directory source
 DEP_TABLES = ("dependencies", "build-dependencies")
 TARGET_ARRAYS = ("bin", "test", "example", "bench")  # kept for a copy that is tested
@@ -28,7 +30,7 @@ def cargo_config(registry: str = DEBIAN_REGISTRY) -> str:
             f'[source.local-registry]\ndirectory = {json.dumps(registry)}\n\n[net]\noffline = true\n')
 
 
-class ManifestError(Exception):
+class ManifestError(SynthError, Exception):
     """The crate's manifest cannot be turned into a checkable one (the message says why)."""
 
 

@@ -92,7 +92,7 @@ def cargo_failure(returncode: int, stderr: str, paths: dict[str, str]) -> str:
 
 
 @dataclass
-class CargoTuning:
+class CargoSettings:
     """Time limits of a check and of a test run (user settings are OracleSettings)."""
     timeout_s: float = 120.0
     test_timeout_s: float = 60.0
@@ -104,8 +104,8 @@ class CargoOracle:
     toolchain_probe = ("cargo", "-V")  # the [oracles] key of its compiler, and what prints the version it depends on
 
     def __init__(self, settings: OracleSettings | None = None, sandbox: Sandbox | None = None,
-                 cache: VerdictCache | None = None, tuning: CargoTuning | None = None):
-        self.settings, self.config = settings or OracleSettings(), tuning or CargoTuning()
+                 cache: VerdictCache | None = None, tuning: CargoSettings | None = None):
+        self.settings, self.config = settings or OracleSettings(), tuning or CargoSettings()
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
         self.stats = Counters()

@@ -55,7 +55,7 @@ STABLE_TEXT = ("--verbose",)
 
 
 @dataclass
-class RustcTuning:
+class RustcSettings:
     """How the oracle batches and times out (not user settings: those are OracleSettings)."""
     extra_args: tuple[str, ...] = ()
     batch_size: int = 512
@@ -92,8 +92,8 @@ class RustOracle:
     toolchain_probe = ("rustc", "-vV")  # the [oracles] key of its compiler, and what prints the version it depends on
 
     def __init__(self, settings: OracleSettings | None = None, sandbox: Sandbox | None = None,
-                 cache: VerdictCache | None = None, tuning: RustcTuning | None = None):
-        self.settings, self.config = settings or OracleSettings(), tuning or RustcTuning()
+                 cache: VerdictCache | None = None, tuning: RustcSettings | None = None):
+        self.settings, self.config = settings or OracleSettings(), tuning or RustcSettings()
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
         self.stats = RustcStats()

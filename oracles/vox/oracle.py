@@ -1,6 +1,6 @@
 """Vox oracle: the user's `vox` binary (`vox check --format json FILE`, `vox test FILE`).
 
-The binary is never bundled; if it is missing, every Vox stage fails with a message naming the
+The binary is never bundled; if it is missing, every Vox item fails with a message naming the
 setting, never a pass. The JSON shape follows ../shared/vox/VOX.md: an array of diagnostics with
 `error_code`, `severity` ("Error"/"Warning"), `message`, `span{start_line,start_col,end_line,end_col}`.
 """
@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 
+from oracles.errors import SynthError
 from ..cache import VerdictCache, cached_verdict
 from ..isolation.sandbox import Limits, Sandbox
 from ..toolchain import start_compiler
@@ -25,12 +26,12 @@ RESERVED = re.compile(r"^\s*(pub\s+)?fn\s+(main|assert|print)\s*\(", re.M)
 CANARY = 'fn main() to str {\n    assert(false)\n    return "ok"\n}\n'
 
 
-class VoxOutputError(RuntimeError):
+class VoxOutputError(SynthError, RuntimeError):
     """`vox` printed something that is not the documented JSON: surfaced, never read as a pass."""
 
 
 @dataclass
-class VoxTuning:
+class VoxSettings:
     """The documented `vox` commands and their time limits (user settings are OracleSettings)."""
     check_args: tuple[str, ...] = ("check", "--format", "json")
     test_args: tuple[str, ...] = ("test",)
@@ -85,8 +86,8 @@ class VoxOracle:
     toolchain_probe = ("vox", "--version")  # the [oracles] key of its compiler, and what prints the version it depends on
 
     def __init__(self, settings: OracleSettings | None = None, sandbox: Sandbox | None = None,
-                 cache: VerdictCache | None = None, tuning: VoxTuning | None = None):
-        self.settings, self.config = settings or OracleSettings(), tuning or VoxTuning()
+                 cache: VerdictCache | None = None, tuning: VoxSettings | None = None):
+        self.settings, self.config = settings or OracleSettings(), tuning or VoxSettings()
         self.sandbox = sandbox or Sandbox()
         self.cache = cache
         self.stats = Counters()

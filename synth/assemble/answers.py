@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from oracles.errors import InputError
+
 LINE_COMMENT = re.compile(r"//[^\n]*")
 BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|\S")
@@ -27,5 +29,5 @@ def tokens(text: str) -> list[str]:
     return TOKEN.findall(text)
 
 
-class LeakedSplit(ValueError):
+class LeakedSplit(InputError):
     pass

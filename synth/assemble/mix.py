@@ -5,7 +5,9 @@ import hashlib
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from oracles.errors import InputError, MissingInput
 
 
 class Source(BaseModel):
@@ -72,8 +74,12 @@ class Mix(BaseModel):
 def load_mix(path: str | Path) -> Mix:
     """A validated mix; relative source and bench paths are relative to the mix file."""
     path = Path(path)
-    data = tomllib.loads(path.read_text())
-    mix = Mix.model_validate(data)
+    try:
+        mix = Mix.model_validate(tomllib.loads(path.read_text()))
+    except FileNotFoundError as exc:
+        raise MissingInput(f"{path}: no such mix file") from exc
+    except (ValidationError, ValueError) as exc:  # tomllib's errors are ValueErrors
+        raise InputError(f"{path}: invalid mix file: {exc}") from exc
     for source in mix.sources:
         if not Path(source.path).is_absolute():
             source.path = str((path.parent / source.path).resolve())

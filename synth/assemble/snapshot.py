@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from synth.jsonl import write_json, write_jsonl
-from synth.row_pack import read_rows, write_rows
+from oracles.errors import SynthError
+from synth.rows.jsonl import write_json, write_jsonl
+from synth.rows.pack import read_rows, write_rows
 from synth.llm.providers.base import bpe_count
-from synth.rows import CODE_TASKS, Row
+from synth.rows.row import CODE_TASKS, Row
 
 from .answers import answer_hash, tokens
 from synth.extract.package import UNKNOWN, permitted
@@ -30,8 +31,9 @@ from .decontaminate import BenchIndex
 from .mix import Mix, Source, unit
 
 
-class AssemblyError(RuntimeError):
+class AssemblyError(SynthError, RuntimeError):
     """The build must stop (strict readiness, a missing required source): the message says why."""
+    label = "assembly failed"
 
 
 @dataclass

@@ -21,14 +21,14 @@ import re
 from dataclasses import dataclass
 
 from oracles.verdict import Candidate, Verdict
-from synth.completion import without_own_cfg
+from synth.tasks.completion import without_own_cfg
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, cfg_gated, crate_name
-from synth.fit import Fit
-from synth.in_crate import InCrate, crate_originals, crate_recipe
-from synth.prompts import system_prompt, with_context
-from synth.rows import Provenance, Row, make_row
-from synth.task import candidate_source
+from synth.settings.fit import Fit
+from synth.mutate.in_crate import InCrate, crate_originals, crate_recipe
+from synth.prompting.templates import system_prompt, with_context
+from synth.rows.row import Provenance, Row, make_row
+from synth.tasks.task import candidate_source
 
 DOC_KINDS = ("fn", "method")
 DOC_LINE = re.compile(r"^\s*(///|//!|/\*\*|\*|\*/)")
@@ -39,7 +39,7 @@ MAX_SUMMARY_CHARS = 600
 class DocItem:
     """A documented function as a task: what the model is asked, what it answers, where it compiles."""
     decl: Declaration
-    prompt: str  # the user turn, as served (synth/chat.py serve_prompt adds the system prompt)
+    prompt: str  # the user turn, as served (synth/prompting/chat.py serve_prompt adds the system prompt)
     context: str  # the declarations the answer is placed after
     answer: str  # the reference answer (a method inside its impl block)
 
@@ -81,7 +81,7 @@ def _item_line(lines: list[str]) -> int:
 
 
 def reference_answer(decl: Declaration, keep_doc: bool = False) -> str:
-    """The answer a model should give, checked as a reply is (synth/completion.py): without its own
+    """The answer a model should give, checked as a reply is (synth/tasks/completion.py): without its own
     `#[cfg(...)]` lines, so a function configured out of the check cannot pass unseen."""
     code = without_own_cfg(decl.clean_text if keep_doc else without_doc(decl.clean_text))
     if not decl.wrapper_head:

@@ -12,11 +12,14 @@ from __future__ import annotations
 import os
 import subprocess
 
+from oracles.errors import SynthError
+
 RETRIES = 3  # attempts after a worker dies mid-task
 
 
-class ClusterError(RuntimeError):
-    pass
+class ClusterError(SynthError, RuntimeError):
+    """No Ray, no cluster at the address, or a node unlike this one: exit 2."""
+    exit_code = 2
 
 
 def _ray():

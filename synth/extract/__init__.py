@@ -1,4 +1,4 @@
 """Declarations out of real source files (Rust via tree-sitter, Vox via a structural parser)."""
-from .extract import ExtractResult, extract_paths
+from synth.extract.extract import ExtractResult, extract_paths
 
 __all__ = ["ExtractResult", "extract_paths"]

@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracles.isolation import run_folders
-from synth.jsonl import _atomic_write
+from synth.rows.jsonl import _atomic_write
 
-from .corpus import Skip
-from .model import Declaration
-from .plan import Part, plan, shards
-from .rust_context import MAX_CONTEXT_BYTES
-from .vox import load_grammar
-from . import work
-from .work import PartOutput, run_part
+from synth.extract.corpus import Skip
+from synth.extract.model import Declaration
+from synth.extract.plan import Part, plan, shards
+from synth.extract.rust.context import MAX_CONTEXT_BYTES
+from synth.extract.vox import load_grammar
+from synth.extract import work
+from synth.extract.work import PartOutput, run_part
 
 SPLIT_AFTER_S = 2.0  # a part taking more CPU seconds than this is finished in shards
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .corpus import Skip, cfg_test_module_paths, list_sources, test_code_reason
+from synth.extract.corpus import Skip, cfg_test_module_paths, list_sources, test_code_reason
 
 AFTER_LISTING = 1 << 62  # report order of skips after every listed file (then parse failures)
 

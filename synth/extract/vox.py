@@ -9,6 +9,8 @@ import ctypes
 import re
 from dataclasses import dataclass, field
 
+from oracles.errors import InputError
+
 HEADS = ("fn", "component", "table", "query", "mutation", "server", "tool", "resource", "form", "index", "type",
          "actor", "workflow", "activity", "state_machine", "module", "routes")
 RETIRED_DECORATORS = ("table", "query", "mutation", "server", "component", "endpoint", "page", "fixture", "mock",
@@ -21,8 +23,12 @@ NEXT_TOP = re.compile(r"^(?:@|///|(?:pub\s+)?(?:" + "|".join(HEADS) + r")\b)", r
 RETIRED_IN_CODE = (re.compile(r"\)\s*->"), re.compile(r"^\s*ret\b", re.M))
 
 
-class VoxSyntaxError(ValueError):
-    pass
+class VoxSyntaxError(InputError):
+    """A Vox file the structural parser cannot read."""
+
+
+class GrammarUnloadable(InputError, OSError):
+    """A `vox_grammar` library that cannot be loaded, or that is not a tree-sitter grammar."""
 
 
 @dataclass
@@ -203,11 +209,15 @@ def load_grammar(library_path: str, name: str = "vox"):
     """A tree-sitter Language from a compiled grammar (`tree_sitter_<name>` in a shared library)."""
     from tree_sitter import Language
 
-    lib = ctypes.cdll.LoadLibrary(library_path)
+    try:
+        lib = ctypes.cdll.LoadLibrary(library_path)
+    except OSError as exc:
+        raise GrammarUnloadable(f"cannot load the Vox grammar {library_path}: {exc}") from exc
     try:
         factory = getattr(lib, f"tree_sitter_{name}")
     except AttributeError as exc:
-        raise OSError(f"{library_path} has no `tree_sitter_{name}` function (not a {name} grammar?)") from exc
+        raise GrammarUnloadable(f"cannot load the Vox grammar {library_path}: it has no `tree_sitter_{name}` "
+                                f"function (not a {name} grammar?)") from exc
     factory.restype = ctypes.c_void_p
     return Language(factory())
 

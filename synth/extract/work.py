@@ -9,14 +9,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import IO
 
-from .clean import strip_metadata
-from .corpus import Skip, SourceFile, read_source
-from .model import Declaration, content_hash, declaration_id
-from .plan import AFTER_LISTING, Part, Unit
-from .rust import module_path_for, parse_rust
-from .rust_context import CrateIndex, build_context
-from .rust_owner import method_owner_block
-from .vox import load_grammar, parse_vox, parse_vox_with_grammar
+from synth.extract.clean import strip_metadata
+from synth.extract.corpus import Skip, SourceFile, read_source
+from synth.extract.model import Declaration, content_hash, declaration_id
+from synth.extract.plan import AFTER_LISTING, Part, Unit
+from synth.extract.rust.parse import module_path_for, parse_rust
+from synth.extract.rust.context import CrateIndex, build_context
+from synth.extract.rust.owner import method_owner_block
+from synth.extract.vox import load_grammar, parse_vox, parse_vox_with_grammar
 
 
 REPARSE_FACTOR = 4  # a part runs at least this many times its reading and parsing before it shards

@@ -21,28 +21,17 @@ from typing import TypedDict
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
-from pydantic import Field
 
+from synth.generation.settings import BacktranslateSettings
 from oracles.verdict import Candidate, Verdict
-from synth.strict import LaneSettings
-from synth.completion import answer_code, defines, definition_of, is_hollow
+from synth.tasks.completion import answer_code, defines, definition_of, is_hollow
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, crate_name, language_and_fence, standalone_source
 from synth.llm.request import BudgetExceeded, CallFailed
-from synth.prompts import system_prompt, template, template_hash
-from synth.rows import Provenance, Row, make_row
+from synth.prompting.templates import system_prompt, template, template_hash
+from synth.rows.row import Provenance, Row, make_row
 
 from .instructions import instruction_problems, row_prompt
-
-
-class BacktranslateSettings(LaneSettings):
-    """[lanes.backtranslate], taken whole by `run_backtranslation` with the [models] it names."""
-    model: str = ""  # writes the instruction
-    regenerator: str | None = None  # writes code from the instruction (default: the writer)
-    judge: str | None = None  # rates the instruction (default: the writer)
-    max_attempts: int = Field(3, gt=0)
-    limit: int = Field(0, ge=0)  # at most this many declarations (0: all)
-    workers: int = Field(4, gt=0)
 
 
 def named_models(settings: BacktranslateSettings, models: dict) -> tuple:

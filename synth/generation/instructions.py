@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from synth.extract.model import Declaration, language_and_fence
-from synth.prompts import with_context
+from synth.prompting.templates import with_context
 
 MIN_CHARS, MAX_CHARS = 40, 1500
 MIN_COPIED_LINE = 25  # a line of the answer this long found verbatim in the instruction is a leak

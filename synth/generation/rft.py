@@ -1,6 +1,6 @@
 """Rejection sampling (STaR / RFT / ReST-EM): k samples per task, from the policy itself (a local
 model, in-process, batched across prompts) or from a model behind an API; each judged exactly as
-`synth eval` judges an answer (synth/judge/: it compiles where the task places it, defines what
+`synth eval` judges an answer (synth/tasks/judge/: it compiles where the task places it, defines what
 was asked, keeps a repair's signature, is not hollow, passes the task's tests), and, given a
 CargoOracle, the crate's own tests. Passing samples are kept (distinct after normalizing, capped
 per task); failing ones are paired with them for preference training, with their verdicts. The
@@ -15,19 +15,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
 from langgraph.graph import END, START, StateGraph
-from pydantic import Field
 
+from synth.generation.settings import RftSettings
 from oracles.verdict import Splice
 
-from synth.strict import LaneSettings
-from synth.chat import serve_prompt
-from synth.completion import answer_code, code_is_final
-from synth.passk import pass_at_k
-from synth.task import CrateSpot, Task
+from synth.prompting.chat import serve_prompt
+from synth.tasks.completion import answer_code, code_is_final
+from synth.tasks.passk import pass_at_k
+from synth.tasks.task import CrateSpot, Task
 
 
 if TYPE_CHECKING:  # what the judge says is only read here
-    from synth.judge import Judge, Outcome
+    from synth.tasks.judge import Judge, Outcome
 
 
 class ApiSampler:
@@ -64,19 +63,6 @@ class PolicySampler:
     def complete(self, prompts: list[str], k: int) -> list[list[str]]:
         return self.sampler.complete([serve_prompt(p) for p in prompts], k=k, greedy=False,
                                      batch_size=max(1, self.batch // k), until=code_is_final)
-
-
-class RftSettings(LaneSettings):
-    """[lanes.rft], taken whole by `run_rft`."""
-    model: str = ""
-    k: int = Field(4, gt=0)  # samples per task
-    cap_per_task: int = Field(2, gt=0)  # distinct passing samples kept per task
-    families: list[str] = Field(default_factory=lambda: ["codegen", "repair"])  # which tasks are sampled
-    # only the tasks [tasks] makes RL tasks (expert iteration: the policy's own answers to them join SFT)
-    only_rl: bool = False
-    # at most this many tasks (0: all): those first in a seeded order of their ids, so an edit
-    # elsewhere does not change which ones are taken
-    limit: int = Field(0, ge=0)
 
 
 @dataclass

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from synth.generation.backtranslate import (BacktranslateSettings, instruction_prompt, judge_prompt, named_models,
-                                        regenerate_prompt, run_backtranslation)
-from synth.store import fingerprint
-from synth.prompts import template_hash
+from synth.generation.settings import BacktranslateSettings
 
-from .base import Lane, by_declaration, decl_key, toolchain_of
+from synth.generation.backtranslate import (instruction_prompt, judge_prompt, named_models, regenerate_prompt, run_backtranslation)
+from synth.prompting.templates import template_hash
+
+from .base import Lane, by_declaration, decl_key
 from .estimate import plan_row
 
 KINDS = {"rust": ("fn", "method"), "vox": ("fn",)}
@@ -29,12 +29,6 @@ class BacktranslateLane(Lane):
         items = sorted((d for d in decls if d.kind in KINDS.get(d.lang, ()) and not d.near_parse_error),
                        key=decl_key)  # by place: an edit elsewhere does not change which ones `limit` takes
         return items[:settings.limit] if settings.limit else items
-
-    def fingerprint(self, ctx, settings, lang, oracle):
-        writer, regenerator, judge = named_models(settings, ctx.models)
-        return fingerprint("backtranslate", writer, judge, settings.max_attempts, ctx.seed,
-                           toolchain_of(oracle), [template_hash(t) for t in TEMPLATES.values()],
-                           *([regenerator] if regenerator else []))
 
     def process(self, ctx, settings, todo, oracle, out):
         result = run_backtranslation(todo, ctx.client, oracle, settings, ctx.models, ctx.seed,

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from synth.extract.model import Declaration
-from synth.fit import Fit
-from synth.store import ItemStore, fingerprint
-from synth.rows import Row
-from synth.strict import LaneSettings
+from synth.settings.fit import Fit
+from synth.lanes.fingerprint import lane_fingerprint
+from synth.rows.store import ItemStore, fingerprint
+from synth.rows.row import Row
+from synth.settings.strict import LaneSettings
 
 
 @dataclass
@@ -26,7 +27,7 @@ class LaneOutput:
     rows: list[Row] = field(default_factory=list)
     rejected: list[dict] = field(default_factory=list)
     pairs: list[dict] = field(default_factory=list)
-    items: int = 0  # items this run had for the stage
+    items: int = 0  # items this run had for the lane
     processed: int = 0  # of which new or changed (worked on)
     reused: int = 0  # of which answered by the item store
     undone: int = 0  # of which left for a later run
@@ -61,7 +62,7 @@ class RunContext:
     cache_dir: str = "cache"
     out: str = ""
     attention: list[str] = field(default_factory=list)  # what needs a person
-    on_item: object = None  # on_item(stage, note): an item finished (progress display)
+    on_item: object = None  # on_item(lane, note): an item finished (progress display)
     deferred: list = field(default_factory=list)  # batch mode: requests to submit
     outputs: dict = field(default_factory=dict)  # name -> LaneOutput of the lanes run so far
     fit: Fit = field(default_factory=Fit)  # [tokens]: what fits the model being trained
@@ -72,13 +73,13 @@ class RunContext:
         """The rows of the lanes run so far that pose tasks, in run order."""
         return [row for name in self.task_lanes if name in self.outputs for row in self.outputs[name].rows]
 
-    def ticker(self, stage: str):
-        return (lambda note: self.on_item(stage, note)) if self.on_item else None
+    def ticker(self, lane: str):
+        return (lambda note: self.on_item(lane, note)) if self.on_item else None
 
 
 class Lane:
     """The lane protocol, with the defaults most lanes want. Subclasses set `name` and
-    `Settings` and implement `items`, `fingerprint`, `process` and `plan`."""
+    `Settings` and implement `items`, `process` and `plan`."""
     name: ClassVar[str]
     Settings: ClassVar[type[LaneSettings]] = LaneSettings
     needs: ClassVar[tuple[str, ...]] = ()  # lanes whose rows this lane reads (they run first)
@@ -98,7 +99,7 @@ class Lane:
         if cap <= 0 and self.pays(settings, models):
             return "needs a paid model and the spending cap is $0 (set --max-spend)"
         missing = [need for need in self.needs if need not in done]
-        return f"needs the {missing[0]} stage's rows" if missing else None
+        return f"needs the {missing[0]} lane's rows" if missing else None
 
     def model_name(self, settings: LaneSettings, models: dict) -> str | None:
         refs = settings.model_refs()
@@ -124,7 +125,9 @@ class Lane:
         return []
 
     def fingerprint(self, ctx: RunContext, settings, lang: str | None, oracle) -> str:
-        raise NotImplementedError
+        """What only this lane knows its items depend on, beyond what `lane_fingerprint` derives
+        for every lane (synth/lanes/fingerprint.py): nothing, for most lanes."""
+        return ""
 
     def process(self, ctx: RunContext, settings, todo: list, oracle, out: LaneOutput) -> dict:
         """key -> {"rows": [...], "rejected": [...], "pairs"?: [...]} for each item done; an item
@@ -167,8 +170,8 @@ def pending(lane: Lane, ctx: RunContext, settings, items: list) -> list:
     """The items the item store has no answer for: what a run would process now."""
     todo = []
     for lang, mine, oracle in by_language(lane, ctx, items):
-        stage_fp = lane.fingerprint(ctx, settings, lang, oracle)
-        todo += [x for x in mine if ctx.store.get(lane.name, stage_fp, lane.key(x)) is None]
+        lane_fp = lane_fingerprint(lane, ctx, settings, lang, oracle)
+        todo += [x for x in mine if ctx.store.get(lane.name, lane_fp, lane.key(x)) is None]
     return todo
 
 
@@ -178,19 +181,19 @@ def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) ->
     out.items = sum(lane.size(x) for x in items)
     out.rejected += [r for x in items for r in lane.early_rejects(x)]
     for lang, mine, oracle in by_language(lane, ctx, items, out):
-        stage_fp = lane.fingerprint(ctx, settings, lang, oracle)
-        todo = [x for x in mine if ctx.store.get(lane.name, stage_fp, lane.key(x)) is None]
+        lane_fp = lane_fingerprint(lane, ctx, settings, lang, oracle)
+        todo = [x for x in mine if ctx.store.get(lane.name, lane_fp, lane.key(x)) is None]
         out.processed += sum(lane.size(x) for x in todo)
         out.reused += sum(lane.size(x) for x in mine) - sum(lane.size(x) for x in todo)
         for part in (todo[i:i + lane.chunk] for i in range(0, len(todo), lane.chunk)) if lane.chunk else [todo]:
             done = lane.process(ctx, settings, part, oracle, out) if part else {}
             for item in part:  # stored as each part ends: a killed run keeps the parts it finished
                 if lane.key(item) in done:
-                    ctx.store.put(lane.name, stage_fp, lane.key(item), done[lane.key(item)])
+                    ctx.store.put(lane.name, lane_fp, lane.key(item), done[lane.key(item)])
                 else:
                     out.undone += lane.size(item)
         for item in mine:
-            stored = ctx.store.get(lane.name, stage_fp, lane.key(item))
+            stored = ctx.store.get(lane.name, lane_fp, lane.key(item))
             if stored is not None:
                 lane.collect(stored, out)
     lane.finish(ctx, settings, out, items)
@@ -230,6 +233,3 @@ def by_declaration(todo: list[Declaration], rows: list[Row], rejected: list[dict
             out[item["decl"]]["rejected"].append({"lang": lang, **item} if lang else item)
     return {item_key(d): out[d.id] for d in todo if d.id in out}
 
-
-def toolchain_of(oracle) -> str:
-    return getattr(oracle, "toolchain", "none")

@@ -11,20 +11,20 @@ DEFAULT_COMPILE_S = 0.001  # per candidate, batched (synth bench oracle measures
 class Estimate:
     prices: object  # PriceTable
     llm_cache: object  # ResponseCache (completion-length history, cache hits)
-    measured: dict = field(default_factory=dict)  # stage -> its funnel in the last run's stats
+    measured: dict = field(default_factory=dict)  # lane -> its funnel in the last run's stats
     compile_rate: float = DEFAULT_COMPILE_S  # seconds per compiled candidate, as last measured
-    planned: dict = field(default_factory=dict)  # stage -> (its plan row, its pending items)
+    planned: dict = field(default_factory=dict)  # lane -> (its plan row, its pending items)
     out: str = ""  # the run directory (earlier rows)
-    plan_calls: object = None  # plan_calls(requests) -> cost of [(stage, LLMRequest)] (synth/llm/plan.py)
-    count_text: object = None  # count_text(text, model, provider) -> tokens (synth/llm/tokens.py)
+    plan_calls: object = None  # plan_calls(requests) -> cost of [(lane, LLMRequest)] (synth/llm/cost/plan.py)
+    count_text: object = None  # count_text(text, model, provider) -> tokens (synth/llm/cost/tokens.py)
 
 
-def plan_row(stage, model, items=0, calls=0.0, cache_hits=0, input_tokens=0, output_tokens=0.0, expected=0.0,
+def plan_row(lane, model, items=0, calls=0.0, cache_hits=0, input_tokens=0, output_tokens=0.0, expected=0.0,
              worst=0.0, rows=0.0, compile_candidates=0.0, compile_s_per=DEFAULT_COMPILE_S, basis="default",
              sampling_s=0.0) -> dict:
     """One lane's plan: calls, tokens and dollars for paid models; seconds of compiling, and of
     sampling for a model in this process (free: time is what it costs)."""
-    return {"stage": stage, "model": model, "items": items, "calls": round(calls, 1), "cache_hits": cache_hits,
+    return {"stage": lane, "model": model, "items": items, "calls": round(calls, 1), "cache_hits": cache_hits,
             "input_tokens": int(input_tokens), "expected_output_tokens": round(output_tokens, 1),
             "expected_cost_usd": round(expected, 6), "worst_case_usd": round(worst, 6),
             "expected_rows": round(rows, 1), "compiler_candidates": round(compile_candidates, 1),

@@ -7,37 +7,26 @@ from collections import Counter
 
 from oracles.verdict import Candidate, Splice, splice_candidates
 from synth.extract.model import standalone_source
-from synth import baselines
-from synth.assemble.tasks import heldout_set, repair_task
-from synth.baselines import best_free, compiler_words
-from synth.judge import Judge, judge_source
-from synth.mutate import diagnostics
-from synth.in_crate import crate_name_of
+from synth.tasks.split import heldout_set, repair_task
+from synth.tasks.baselines import best_free
+from synth.tasks.judge import Judge
+from synth.mutate.in_crate import crate_name_of
 from synth.mutate.balance import balance, cap_solvable
 from synth.mutate.settings import RepairSettings
-from synth.mutate.repair import (LANGS, OPERATOR_CAPS, OperatorStats, balance_rejections, build_rows,
-                                  eligible_declarations, make_mutants, mix, repair_prompt, repair_rows)
-from synth.store import fingerprint
-from synth.prompts import template_hash
-from synth.rows import Row
+from synth.mutate.repair import (LANGS, OPERATOR_CAPS, OperatorStats, balance_rejections, eligible_declarations,
+                                  make_mutants, mix, repair_rows)
+from synth.rows.row import Row
+from synth.rows.store import fingerprint
 
-from .base import Lane, by_declaration, toolchain_of
+from .base import Lane, by_declaration
 from .estimate import plan_row
 
 DEFAULT_RATES = {"candidates_per_item": 12.0, "rows_per_item": 4.0}
 
 
-def row_format() -> str:
-    """The code that writes a row (its fields, its prompt, how errors are shown): a change to it
-    changes the lane's fingerprint, so stored rows are written again."""
-    return fingerprint(inspect.getsource(build_rows), inspect.getsource(repair_prompt), inspect.getsource(diagnostics),
-                       inspect.getsource(baselines), inspect.getsource(compiler_words), *judge_source(),
-                       inspect.getsource(mark_compiler_solvable))  # what decides compiler_solvable
-
-
 def mark_compiler_solvable(rows: list[Row], oracle, crate_oracle=None, verdicts: list | None = None) -> None:
     """Each row's `compiler_solvable`: whether the compiler's help alone (best_free: every rustc
-    suggestion, or the rules on its words; synth/baselines/) fixes its mutant, judged in place
+    suggestion, or the rules on its words; synth/tasks/baselines/) fixes its mutant, judged in place
     as an evaluation judges an answer. None where the row poses no task (a diff answer). `verdicts`:
     each row's mutant as its check found it (the rounds start from it instead of compiling it again)."""
     tasks = [repair_task(r.model_dump()) for r in rows]
@@ -46,12 +35,6 @@ def mark_compiler_solvable(rows: list[Row], oracle, crate_oracle=None, verdicts:
     _, solvable = best_free([tasks[i] for i in posed], Judge({"rust": oracle}, crate_oracle), known) if posed else ([], [])
     for i, flag in zip(posed, solvable):
         rows[i].compiler_solvable = flag
-
-
-def operator_set(lang: str) -> list:
-    """The operators and their code: a new or edited operator changes the lane's fingerprint, so
-    stored results are not reused for it."""
-    return [(op.name, fingerprint(inspect.getsource(op.sites))) for op in LANGS[lang][0]]
 
 
 class RepairLane(Lane):
@@ -63,10 +46,9 @@ class RepairLane(Lane):
         return [d for lang in ("rust", "vox") for d in eligible_declarations(decls, lang)]
 
     def fingerprint(self, ctx, settings, lang, oracle):
-        crate = _crate_oracle(ctx, settings, lang)
-        return fingerprint("repair", lang, ctx.seed, settings.diff, toolchain_of(oracle), oracle.flags,
-                           template_hash("repair"), operator_set(lang), row_format(),
-                           *([settings.in_crate, crate.toolchain, crate.flags] if crate else []), *ctx.fit.fingerprint)
+        """The operators as registered now, each with its code: one added at run time (not by an
+        edit to a module the lane runs) still changes what every item yields."""
+        return fingerprint(*[(op.name, inspect.getsource(op.sites)) for op in LANGS[lang][0]])
 
     def process(self, ctx, settings, todo, oracle, out):
         lang = todo[0].lang
@@ -132,10 +114,10 @@ def _cached(oracle, candidate) -> bool:
 
 
 def compile_seconds(mutants: Counter, measured: dict, default_rate: float) -> float:
-    """The stage's seconds for these mutants: per crate, its copy's set-up (dependencies built, the
+    """The lane's seconds for these mutants: per crate, its copy's set-up (dependencies built, the
     crate checked as it is) and its measured seconds per checked mutant (the mean of the measured
-    crates for another), times the stage's seconds per second of checks in the last run
-    (standalone checks, extraction, the rest of the stage); without a measurement, the global rate."""
+    crates for another), times the lane's seconds per second of checks in the last run
+    (standalone checks, extraction, the rest of the lane); without a measurement, the global rate."""
     figures = {name: f for name, f in (measured.get("crates_compiled") or {}).items() if len(f) == 3 and f[0]}
     checked_s = sum(f[1] for f in figures.values())
     if not figures or not measured.get("seconds") or not checked_s:

@@ -15,17 +15,18 @@ import dataclasses
 from pathlib import Path
 
 
-from synth.assemble.tasks import becomes_rl, heldout_set, task_of
-from synth.completion import answer_code
-from synth.generation.rft import ApiSampler, PolicySampler, RftSettings, Sampled, pairs, run_rft
-from synth.row_pack import read_rows
-from synth.judge import Judge, judge_source
+from synth.tasks.split import becomes_rl, heldout_set, task_of
+from synth.tasks.completion import answer_code
+from synth.generation.settings import RftSettings
+from synth.generation.rft import ApiSampler, PolicySampler, Sampled, pairs, run_rft
+from synth.rows.pack import read_rows
+from synth.tasks.judge import Judge
 from synth.llm.request import BudgetExceeded, CallFailed
-from synth.prompts import system_prompt
-from synth.rows import Provenance, Row, make_row
-from synth.store import fingerprint
+from synth.prompting.templates import system_prompt
+from synth.rows.row import Provenance, Row, make_row
+from synth.rows.store import fingerprint
 
-from .base import Lane, toolchain_of
+from .base import Lane
 from .estimate import plan_row
 
 DEFAULT_SAMPLE_S = 1.0  # seconds per local sample before any run measured it (SmolLM2-135M on 2 cores: ~0.5-1)
@@ -96,12 +97,6 @@ class RftLane(Lane):
 
     def lang(self, task):
         return task.lang
-
-    def fingerprint(self, ctx, settings, lang, oracle):
-        crate = ctx.crate_oracle
-        return fingerprint("rft", ctx.models[settings.model], settings.k, settings.cap_per_task, ctx.seed,
-                           toolchain_of(oracle), oracle.flags, *judge_source(),
-                           *([crate.toolchain, crate.flags] if crate else []))
 
     def process(self, ctx, settings, todo, oracle, out):
         spec = ctx.models[settings.model]

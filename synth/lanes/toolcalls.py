@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from synth.prompts import template, template_hash
-from synth.store import fingerprint
-from synth.tools.servers import ToolcallsSettings, configured_sets, name_clashes, save_sets
+from synth.prompting.templates import template
+from synth.rows.store import fingerprint
+from synth.tools.settings import ToolcallsSettings
+from synth.tools.servers import configured_sets, name_clashes, save_sets
 from synth.tools.calls import ToolRun, build_rows, hard_negative_share, verify_calls
 
 from .base import Lane
@@ -40,11 +41,6 @@ class ToolcallsLane(Lane):
     def early_rejects(self, tool_set):
         server = [{"check": "server", "server": tool_set.name, "reason": tool_set.error}] if tool_set.error else []
         return server + [{"check": "definition", "server": tool_set.name, "reason": p} for p in tool_set.problems]
-
-    def fingerprint(self, ctx, settings, lang, oracle):
-        # Not k, nor the servers: menus are rebuilt each run without calls; each tool set is its own item.
-        return fingerprint("toolcalls-calls", ctx.models[settings.model], settings.per_tool, ctx.seed,
-                           template_hash("toolcall"))
 
     def process(self, ctx, settings, todo, oracle, out):
         done = {}

@@ -18,8 +18,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from .request import BudgetExceeded, LLMRequest
-from .providers import provider as _provider
+from synth.llm.request import BudgetExceeded, LLMRequest
+from synth.llm.providers import provider as _provider
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS batches (

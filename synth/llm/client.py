@@ -18,11 +18,11 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from .ledger import Ledger
-from .prices import PriceTable
-from .providers import UnsupportedParameter, provider
-from .request import BudgetExceeded, CallFailed, KeyMissing, LLMRequest, WorkerLost  # noqa: F401 - raised here
-from .response_cache import ResponseCache
+from synth.llm.cost.ledger import Ledger
+from synth.llm.cost.prices import PriceTable
+from synth.llm.providers import UnsupportedParameter, provider
+from synth.llm.request import BudgetExceeded, CallFailed, KeyMissing, LLMRequest, WorkerLost  # noqa: F401 - raised here
+from synth.llm.response_cache import ResponseCache
 
 __all__ = ["BudgetExceeded", "CallFailed", "KeyMissing", "LLMClient", "LLMRequest", "LLMResponse", 
            "RetryPolicy", "UnsupportedParameter"]

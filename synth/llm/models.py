@@ -1,4 +1,4 @@
-"""The one model settings type: which provider and model a stage calls, and how. Config files
+"""The one model settings type: which provider and model a lane calls, and how. Config files
 validate into it, engines take it, fingerprints print it."""
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from synth.prompts import template_hash
-from synth.strict import Strict
+from oracles.errors import MissingInput
+from synth.prompting.templates import template_hash
+from synth.settings.strict import Strict
 
-from .request import LLMRequest
+from synth.llm.request import LLMRequest
 
 
 class ModelSettings(Strict):
@@ -69,7 +70,7 @@ def folder_hash(folder: str) -> str:
     config, the tokenizer), so a retrained adapter saved at the same path is told apart."""
     files = sorted(p for p in Path(folder).rglob("*") if p.is_file())
     if not files:
-        raise FileNotFoundError(f"{folder}: no model files (a local model is a Hugging Face model folder)")
+        raise MissingInput(f"{folder}: no model files (a local model is a Hugging Face model folder)")
     return _hash_files(tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files), str(folder))
 
 

@@ -6,21 +6,23 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from oracles.errors import SynthError
 
-class BudgetExceeded(RuntimeError):
+
+class BudgetExceeded(SynthError, RuntimeError):
     """The call's worst case does not fit under the cap: it was not made."""
 
 
-class CallFailed(RuntimeError):
+class CallFailed(SynthError, RuntimeError):
     """Every attempt failed; the cause is the last error."""
 
 
-class WorkerLost(RuntimeError):
+class WorkerLost(SynthError, RuntimeError):
     """The cluster worker making a call died before it answered: the call may have been charged."""
 
 
-class KeyMissing(RuntimeError):
-    pass
+class KeyMissing(SynthError, RuntimeError):
+    exit_code = 2
 
 
 def request_key(provider: str, model: str, messages: list[dict], params: dict, template_hash: str = "") -> str:

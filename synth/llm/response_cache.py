@@ -11,7 +11,7 @@ from pathlib import Path
 
 import diskcache
 
-from .ledger import _alive
+from synth.llm.cost.ledger import _alive
 
 
 class ResponseCache:

@@ -8,7 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # rows are only read here
-    from synth.rows import Row
+    from synth.rows.row import Row
 
 
 def seeded_rng(seed: int, *parts: str) -> random.Random:

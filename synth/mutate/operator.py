@@ -1,5 +1,5 @@
 """A mutation operator: its name, the errors it aims at, and where it can break a declaration
-(a list of edits). Rust's operators are in rust_ops.py, Vox's in vox_ops.py; a new operator is
+(a list of edits). Rust's operators are in operators/rust.py, Vox's in operators/vox.py; a new operator is
 one entry in their list, and it changes the repair lane's fingerprint."""
 from __future__ import annotations
 

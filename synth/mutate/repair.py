@@ -13,18 +13,18 @@ from pathlib import Path
 from oracles.verdict import Candidate, Verdict
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, language_and_fence, standalone_source
-from synth.fit import Fit
-from synth.jsonl import write_json, write_jsonl
-from synth.row_pack import write_rows
-from synth.prompts import system_prompt, template, template_hash
-from synth.rows import Provenance, Row, Verification, make_row
+from synth.settings.fit import Fit
+from synth.rows.jsonl import write_json, write_jsonl
+from synth.rows.pack import write_rows
+from synth.prompting.templates import system_prompt, template, template_hash
+from synth.rows.row import Provenance, Row, Verification, make_row
 
-from .settings import RepairSettings
-from .rust_ops import RUST_OPERATORS, Operator, apply, rust_sites
-from .diagnostics import answer_offset, render_diagnostics
-from .balance import balance, cap_solvable, seeded_rng
-from synth.in_crate import InCrate, crate_jobs, crate_originals, crate_recipe, funnel
-from .vox_ops import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
+from synth.mutate.settings import RepairSettings
+from synth.mutate.operators.rust import RUST_OPERATORS, Operator, apply, rust_sites
+from synth.mutate.diagnostics import answer_offset, render_diagnostics
+from synth.mutate.balance import balance, cap_solvable, seeded_rng
+from synth.mutate.in_crate import InCrate, crate_jobs, crate_originals, crate_recipe, funnel
+from synth.mutate.operators.vox import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
 
 ELIGIBLE_KINDS = {"rust": {"fn", "method", "impl"},
                   "vox": {"fn", "query", "mutation", "component", "server", "tool", "table", "workflow", "activity"}}
@@ -178,13 +178,13 @@ def repair_prompt(decl: Declaration, broken: str, diagnostics: str, diff: bool) 
 
 def _check(oracle, sources: list[str], expect_pass: bool) -> list[Verdict]:
     candidates = [Candidate.of(s) for s in sources]
-    if oracle.id == "rustc":  # the batched oracle takes the stage's expectation (cost only)
+    if oracle.id == "rustc":  # the batched oracle takes the lane's expectation (cost only)
         return oracle.check(candidates, expect_pass=[expect_pass] * len(candidates))
     return oracle.check(candidates)
 
 
 def eligible_declarations(decls: list[Declaration], lang: str) -> list[Declaration]:
-    """The declarations the repair stage mutates."""
+    """The declarations the repair lane mutates."""
     return [d for d in decls if d.lang == lang and d.kind in ELIGIBLE_KINDS[lang] and not d.near_parse_error]
 
 

@@ -4,7 +4,7 @@ previous one; and `synth plan`, which prices the same run from the same setup (`
 
 The run directory (contract): rows/<task>.jsonl, rejected/<lane>.jsonl, train.jsonl, val.jsonl,
 manifest.json; plus snapshots/NNNN/ (each run's snapshot and its diff), stats/run.json (the
-funnel, rejections, diagnostic codes, cost by stage and model, counters) and ledgers/.
+funnel, rejections, diagnostic codes, cost by lane and model, counters) and ledgers/.
 Everything a crash leaves behind is reused by the next run: stored items, cached LLM answers and
 verdicts, graph checkpoints."""
 from __future__ import annotations
@@ -17,22 +17,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from synth.fit import Fit
-from synth.config import SynthConfig
+from oracles.errors import SynthError
+from synth.settings.fit import Fit
+from synth.settings.config import SynthSettings
 from synth.extract.extract import extract_sources
-from synth.jsonl import write_json, write_jsonl
-from synth.row_pack import write_rows
-from synth.assemble.tasks import split_outputs
+from synth.rows.jsonl import write_json, write_jsonl
+from synth.rows.pack import write_rows
+from synth.tasks.split import split_outputs
 from synth.lanes.base import LaneOutput
-from synth.rows import Row
-from synth.store import ItemStore
+from synth.rows.row import Row
+from synth.rows.store import ItemStore
 
 from .setup import DeferringClient, collect_batches, last_stats, preflight, recover_crashed_ledgers
-from .snapshot import write_snapshot
+from .snapshot import snapshot_run
 
 
-class Locked(RuntimeError):
-    pass
+class Locked(SynthError, RuntimeError):
+    """Another process holds the run directory: nothing was done, exit 3."""
+    exit_code = 3
+    label = None
 
 
 @contextmanager
@@ -64,7 +67,7 @@ def run_lock(out: Path):
 @dataclass
 class RunSummary:
     out: str
-    stages: dict = field(default_factory=dict)  # name -> funnel
+    lanes: dict = field(default_factory=dict)  # name -> funnel (published as "stages")
     skipped: dict = field(default_factory=dict)  # name -> why
     spent_usd: float = 0.0
     cap_usd: float = 0.0
@@ -81,7 +84,8 @@ class RunSummary:
     executor: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        """The summary as published: the lanes' funnels under their published key, `stages`."""
+        return {("stages" if k == "lanes" else k): v for k, v in self.__dict__.items()}
 
 
 TOTALS = ("items", "calls", "cache_hits", "input_tokens", "expected_output_tokens", "expected_cost_usd",
@@ -89,7 +93,7 @@ TOTALS = ("items", "calls", "cache_hits", "input_tokens", "expected_output_token
 
 
 @contextmanager
-def open_run(config: SynthConfig, executor=None):
+def open_run(config: SynthSettings, executor=None):
     """What a run and its plan both start from, built once: the declarations of the sources, the
     item store, the verdict cache, an oracle per language and the crate oracle (as `executor` runs
     them), in the lanes' context (`ctx.attention` says what needs a person). Closed after."""
@@ -122,7 +126,7 @@ def open_run(config: SynthConfig, executor=None):
         store.close()
 
 
-def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
+def plan_run(config: SynthSettings, max_spend: float | None = None) -> dict:
     """`synth plan --config`: what `synth run` would do now, per lane and model, without a call or
     a compile. Items are those the item store has no answer for (what a run would process); calls
     and tokens come from the real prompts where they can be built and from the attrition measured
@@ -131,10 +135,10 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
     from synth.lanes import LANES
     from synth.lanes.base import pending
     from synth.lanes.estimate import DEFAULT_COMPILE_S, Estimate
-    from synth.llm.plan import plan_calls
-    from synth.llm.prices import PriceTable
+    from synth.llm.cost.plan import plan_calls
+    from synth.llm.cost.prices import PriceTable
     from synth.llm.response_cache import ResponseCache
-    from synth.llm.tokens import count_text
+    from synth.llm.cost.tokens import count_text
 
     measured = ((last_stats(config.run.out) or {}).get("summary") or {}).get("stages", {})
     # seconds per compiled candidate, where the last run compiled the most
@@ -165,17 +169,17 @@ def plan_run(config: SynthConfig, max_spend: float | None = None) -> dict:
             "fits_cap": total["worst_case_usd"] <= cap or total["worst_case_usd"] == 0}
 
 
-def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=None, batch: bool | None = None,
+def run_pipeline(config: SynthSettings, max_spend: float | None = None, progress=None, batch: bool | None = None,
                  on_item=None) -> RunSummary:
-    """Every enabled lane; paid ones only under a positive cap. `progress(stage, output, spent)`
-    is called as lanes finish, `on_item(stage, note, spent)` as items of the LLM lanes finish."""
+    """Every enabled lane; paid ones only under a positive cap. `progress(lane, output, spent)`
+    is called as lanes finish, `on_item(lane, note, spent)` as items of the LLM lanes finish."""
     from oracles.factory import build_oracle
     from synth.executor import opened
     from synth.lanes import LANES
     from synth.lanes.base import run_lane
     from synth.llm.client import LLMClient, send_on_worker
-    from synth.llm.ledger import Ledger
-    from synth.llm.prices import PriceTable
+    from synth.llm.cost.ledger import Ledger
+    from synth.llm.cost.prices import PriceTable
     from synth.llm.response_cache import ResponseCache
 
     out = Path(config.run.out)
@@ -197,16 +201,16 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
         if pending:
             attention.append(f"{pending} batch(es) still running at the provider; the next refresh collects them")
         if on_item:
-            ctx.on_item = lambda stage, note: on_item(stage, note, client.ledger.totals().committed_usd)
+            ctx.on_item = lambda lane, note: on_item(lane, note, client.ledger.totals().committed_usd)
         if batch:
             ctx.client = DeferringClient(client, ctx.deferred)
         outputs, oracles = ctx.outputs, ctx.oracles
-        spend_by_stage: dict[str, float] = {}
+        spend_by_lane: dict[str, float] = {}
         mark = {"t": time.perf_counter(), "compiled": 0}
 
         def finish(name: str, output: LaneOutput):
             outputs[name] = output
-            spend_by_stage[name] = round(client.ledger.totals().committed_usd - sum(spend_by_stage.values()), 6)
+            spend_by_lane[name] = round(client.ledger.totals().committed_usd - sum(spend_by_lane.values()), 6)
             compiled = sum(o.stats.candidates_compiled for o in [*oracles.values(), ctx.crate_oracle]
                            if getattr(o, "stats", None) is not None)
             output.extra.update(seconds=round(time.perf_counter() - mark["t"], 3),
@@ -238,9 +242,9 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
             split = split_outputs(out, tasks, config.tasks, config.run.seed)
             summary.notes.append(f"tasks: {split}")
         write_outputs(out, outputs)
-        snapshot_dir, diff = write_snapshot(out, config.assemble, config.run.seed)
+        snapshot_dir, diff = snapshot_run(out, config.assemble, config.run.seed)
         totals = client.ledger.totals()
-        summary.stages = {name: {**o.funnel(), "model": o.model, "spent_usd": spend_by_stage.get(name, 0.0),
+        summary.lanes = {name: {**o.funnel(), "model": o.model, "spent_usd": spend_by_lane.get(name, 0.0),
                                  **{k: v for k, v in o.extra.items() if k != "codes"}}
                           for name, o in outputs.items()}
         summary.spent_usd = round(totals.committed_usd, 6)
@@ -267,11 +271,11 @@ def run_pipeline(config: SynthConfig, max_spend: float | None = None, progress=N
 
 def write_outputs(out: Path, outputs: dict[str, LaneOutput]) -> None:
     rows_by_task: dict[str, list[Row]] = {}
-    rejected_by_stage: dict[str, list[dict]] = {}
+    rejected_by_lane: dict[str, list[dict]] = {}
     for name, output in outputs.items():
         for row in output.rows:
             rows_by_task.setdefault(row.task, []).append(row)
-        rejected_by_stage[name] = output.rejected
+        rejected_by_lane[name] = output.rejected
         if output.pairs:
             write_jsonl(out / "pairs" / f"{name}.jsonl", output.pairs)
     for stale in (out / "rows").glob("*.jsonl") if (out / "rows").is_dir() else []:
@@ -279,7 +283,7 @@ def write_outputs(out: Path, outputs: dict[str, LaneOutput]) -> None:
             stale.unlink()
     for task, rows in rows_by_task.items():
         write_rows(out / "rows" / f"{task}.jsonl", sorted(rows, key=lambda r: r.id))
-    for name, rejected in rejected_by_stage.items():
+    for name, rejected in rejected_by_lane.items():
         write_jsonl(out / "rejected" / f"{name}.jsonl", rejected)
 
 
@@ -290,14 +294,14 @@ def write_stats(out: Path, summary: RunSummary, outputs: dict[str, LaneOutput]) 
             codes.update(getattr(row, "diagnostic_codes", None) or [])
     stats = {
         "summary": summary.as_dict(),
-        # In the stage's own unit (a mutant, an instruction, a sample, a tool request): everything
+        # In the lane's own unit (a mutant, an instruction, a sample, a tool request): everything
         # considered, what went through the gate (kept or rejected, not left undone), what was kept.
         "funnel": {name: {"candidates": len(o.rows) + len(o.rejected) + o.undone + o.no_oracle,
                           "gated": len(o.rows) + len(o.rejected), "kept": len(o.rows)}
                    for name, o in outputs.items()},
         "rejections": {name: dict(o.reasons().most_common()) for name, o in outputs.items()},
         "diagnostic_codes": dict(codes.most_common()),
-        "cost": [{"stage": name, "model": o.model or "-", "usd": summary.stages[name]["spent_usd"]}
+        "cost": [{"stage": name, "model": o.model or "-", "usd": summary.lanes[name]["spent_usd"]}
                  for name, o in outputs.items()],
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

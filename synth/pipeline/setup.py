@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from synth.config import ConfigError, SynthConfig
+from synth.settings.config import ConfigError, SynthSettings
 from synth.llm.request import BudgetExceeded
 
 
@@ -31,10 +31,10 @@ class DeferringClient:
         raise DeferredToBatch("queued for the batch API; answered in a later run")
 
 
-def preflight(config: SynthConfig, lanes: dict, cap: float) -> None:
+def preflight(config: SynthSettings, lanes: dict, cap: float) -> None:
     """Before anything runs: every model a lane will call has a key and a price (a missing one
     would otherwise surface as a failure in the middle of the run)."""
-    from synth.llm.prices import PriceMissing, PriceTable
+    from synth.llm.cost.prices import PriceMissing, PriceTable
     from synth.llm.providers import provider
     prices = PriceTable(config.run.prices) if config.run.prices else PriceTable()
     for name, settings in config.lane_settings().items():
@@ -59,7 +59,7 @@ def collect_batches(out: Path, responses, prices) -> int:
     in the ledger of the run that reserved it. Returns the number still running."""
     from synth.llm.batch import BatchRunner
     from synth.llm.client import LLMClient
-    from synth.llm.ledger import Ledger
+    from synth.llm.cost.ledger import Ledger
     pending = 0
     for state in sorted((out / "batches").glob("*.sqlite")) if (out / "batches").is_dir() else []:
         ledger = Ledger(out / "ledgers" / state.name, 0.0)  # settling needs no cap
@@ -72,7 +72,7 @@ def recover_crashed_ledgers(directory: Path, cache) -> None:
     cache shows were answered, keep the rest as lost (at their worst case), so the record of what
     was spent stays true."""
     from synth.llm.client import LLMClient
-    from synth.llm.ledger import Ledger
+    from synth.llm.cost.ledger import Ledger
     for path in sorted(directory.glob("*.sqlite")) if directory.is_dir() else []:
         ledger = Ledger(path, 0.0)
         if ledger.totals().calls_open:

@@ -6,17 +6,17 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from synth.jsonl import write_json
-from synth.row_pack import read_rows
+from synth.rows.jsonl import write_json
+from synth.rows.pack import read_rows
 from synth.tools.servers import snapshot_tool_lists
 
 
-def write_snapshot(out: Path, assemble_settings, seed: int) -> tuple[Path, dict]:
+def snapshot_run(out: Path, assemble_settings, seed: int) -> tuple[Path, dict]:
     """Assemble rows/ into a new numbered snapshot, copy it to the run directory's top level,
     and diff it against the previous snapshot."""
     from synth.assemble.mix import Dedup, Mix, Source
     from synth.assemble.snapshot import assemble
-    from synth.assemble.snapshot import write_snapshot as write_snap
+    from synth.assemble.snapshot import write_snapshot
 
     snapshots = out / "snapshots"
     previous = sorted(p for p in snapshots.glob("[0-9]*") if (p / "train.jsonl").exists()) \
@@ -33,7 +33,7 @@ def write_snapshot(out: Path, assemble_settings, seed: int) -> tuple[Path, dict]
     tool_lists = snapshot_tool_lists(out, target)  # the exact definitions the tool rows were checked against
     if tool_lists:
         snap.manifest["tool_lists"] = tool_lists
-    write_snap(snap, target)
+    write_snapshot(snap, target)
     diff = diff_snapshots(previous[-1] if previous else None, target)
     write_json(target / "diff.json", diff)
     for name in ("train.jsonl", "val.jsonl", "manifest.json"):
@@ -42,7 +42,7 @@ def write_snapshot(out: Path, assemble_settings, seed: int) -> tuple[Path, dict]
 
 
 def _identity(row: dict) -> tuple:
-    """What a row is about: its declaration's place (not content), stage and operator; for tool
+    """What a row is about: its declaration's place (not content), lane (provenance.stage) and operator; for tool
     rows, the request."""
     prov = row.get("provenance", {})
     where = row.get("decl_key") or f"{prov.get('source_path')}#{prov.get('decl_hash')}"
@@ -51,7 +51,7 @@ def _identity(row: dict) -> tuple:
 
 
 def diff_snapshots(old: Path | None, new: Path) -> dict:
-    """Rows added, removed and changed (same declaration, stage and operator; other content), by lane."""
+    """Rows added, removed and changed (same declaration, lane and operator; other content), by lane."""
     def load(path):
         if path is None:
             return {}

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 
 from oracles.verdict import Verdict
 from synth.llm.request import BudgetExceeded, CallFailed
-from synth.prompts import system_prompt, template, template_hash
-from synth.rows import Provenance, Row, make_row
+from synth.prompting.templates import system_prompt, template, template_hash
+from synth.rows.row import Provenance, Row, make_row
 
 from .checks import check_format, check_leak, check_schema
 from .definitions import ServerFailed, ToolDef, execute_live
 
 if TYPE_CHECKING:  # the lane's settings, given by the lane
-    from .servers import ToolcallsSettings
+    from synth.tools.settings import ToolcallsSettings
 
 
 @dataclass
@@ -169,7 +169,7 @@ def build_rows(calls: list[dict], tools: list[ToolDef], settings: ToolcallsSetti
     return sorted(rows, key=lambda r: (r.task, r.id))
 
 
-def run_tool_stage(tools: list[ToolDef], client, spec, settings: ToolcallsSettings,
+def run_tool_lane(tools: list[ToolDef], client, spec, settings: ToolcallsSettings,
                    run: ToolRun | None = None, on_item=None) -> ToolResult:
     """One tool set, verified and made into rows."""
     run = run or ToolRun()

@@ -17,6 +17,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import Tool
 from pydantic import ValidationError
 
+from oracles.errors import SynthError
 from .groups import group_of, stem_groups
 
 DRAFT7 = "http://json-schema.org/draft-07/schema"
@@ -89,7 +90,7 @@ def _connect(command: str, args: list[str], errlog, env: dict | None) -> Client:
     return Client(stdio_client(StdioServerParameters(command=command, args=args, env=env), errlog=errlog))
 
 
-class ServerFailed(RuntimeError):
+class ServerFailed(SynthError, RuntimeError):
     """The server could not be started or talked to; the message ends with its stderr's last lines."""
 
 

@@ -12,10 +12,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import Field
 
-from synth.strict import LaneSettings, Strict
 
+from .settings import SERVER_TIMEOUT_S
 from .definitions import ServerFailed, ToolDef, list_live, load_tools_file, validate_definitions
 
 
@@ -24,7 +23,7 @@ class ServerSpec:
     name: str
     command: tuple[str, ...]  # the program and its arguments
     env: tuple[str, ...] = ()  # names of environment variables passed through (values are never saved)
-    timeout_s: float = 60  # listing the server's tools, and each session of calls
+    timeout_s: float = SERVER_TIMEOUT_S  # listing the server's tools, and each session of calls
 
     def environment(self) -> dict[str, str]:
         return {k: os.environ[k] for k in self.env if k in os.environ}
@@ -154,35 +153,3 @@ def _previous(saved_dir: Path | None, tool_set: ToolSet) -> list | None:
     record = json.loads(path.read_text())
     same = record.get("server") == tool_set.server.describe()
     return record["tools"] if same and record.get("tools") else None
-
-
-class McpServer(Strict):
-    """[[lanes.toolcalls.servers]]: listed live at the start of each run; its tools are named `NAME__tool`."""
-    name: str = Field(pattern=r"^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$")
-    command: list[str] = Field(min_length=1)  # the program and its arguments (stdio)
-    env: list[str] = Field(default_factory=list)  # names of environment variables to pass through (none by default)
-    timeout_s: float = Field(ServerSpec.timeout_s, gt=0)
-
-
-class ToolcallsSettings(LaneSettings):
-    """[lanes.toolcalls], taken whole by `verify_calls` and `build_rows` (synth/tools/calls.py)."""
-    model: str = ""
-    tools: str = ""  # a JSON file of MCP tool definitions (the `tools/list` result)
-    server: list[str] = Field(default_factory=list)  # command + args of the live MCP server (stdio) that runs
-    # the saved file's read-only tools' calls; rows whose call fails are rejected
-    servers: list[McpServer] = Field(default_factory=list)
-    per_tool: int = Field(2, gt=0)
-    k: int = Field(10, gt=1)
-
-    def check(self) -> None:
-        if not (self.tools or self.servers):
-            raise ValueError("lanes.toolcalls is enabled but names no tools file and no servers")
-        names = [s.name for s in self.servers]
-        if len(set(names)) != len(names):
-            raise ValueError(f"lanes.toolcalls.servers: two servers are named {max(names, key=names.count)!r}")
-
-    def resolve_paths(self, resolve) -> None:
-        self.tools = resolve(self.tools) or ""
-        self.server = [resolve(a) if a.endswith(".py") else a for a in self.server]
-        for server in self.servers:
-            server.command = [resolve(a) if a.endswith(".py") else a for a in server.command]

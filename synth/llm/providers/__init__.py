@@ -3,6 +3,7 @@
 listing the known ones, never a fallback to another provider."""
 from __future__ import annotations
 
+from oracles.errors import InputError
 from .anthropic import AnthropicProvider
 from .base import BatchUnsupported, Completion, Provider, UnsupportedParameter, classify_sdk_error, supported
 from .local import LocalProvider
@@ -14,7 +15,7 @@ __all__ = ["BatchUnsupported", "Completion", "Provider", "UnknownProvider", "Uns
 _REGISTRY: dict[str, Provider] = {}
 
 
-class UnknownProvider(ValueError):
+class UnknownProvider(InputError):
     pass
 
 

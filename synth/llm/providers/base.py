@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import bpe_openai
 
+from oracles.errors import InputError
 
 APPROXIMATION_FACTOR = 1.15
 MESSAGE_OVERHEAD = 4  # role and separators per chat message, as OpenAI's cookbook counts them
@@ -35,11 +36,11 @@ def approximate_count(text: str, model: str) -> int:
     return int(bpe_count(text, model) * APPROXIMATION_FACTOR + 0.999)
 
 
-class UnsupportedParameter(ValueError):
+class UnsupportedParameter(InputError):
     """The installed SDK no longer accepts a parameter the request sets: refused, never dropped."""
 
 
-class BatchUnsupported(ValueError):
+class BatchUnsupported(InputError):
     """The provider has no batch API: its requests are sent one by one."""
 
 
@@ -60,7 +61,7 @@ def supported(method, kwargs: dict) -> dict:
             continue
         if name not in accepted:
             raise UnsupportedParameter(f"{getattr(method, '__qualname__', method)} (installed SDK) does not accept "
-                                       f"`{name}`; remove it from the stage's model settings")
+                                       f"`{name}`; remove it from the lane's model settings")
         out[name] = value
     return out
 

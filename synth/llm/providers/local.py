@@ -4,10 +4,11 @@ it directly (the policy's own samples); it has no API, so a lane that calls mode
 client is told so, with what to do instead."""
 from __future__ import annotations
 
+from oracles.errors import InputError
 from .base import Completion, Provider
 
 
-class LocalModelHasNoApi(ValueError):
+class LocalModelHasNoApi(InputError):
     pass
 
 

@@ -1,0 +1,1 @@
+"""The prompt templates (prompts/) and the one chat template of training, serving and evaluation."""

@@ -1,0 +1,163 @@
+"""The best repair that needs no model: rules that read rustc's diagnostics and the broken code,
+nothing else. A repair model is worth training only where it goes past this.
+
+Each rule answers one kind of error rustc words plainly:
+- a similar name it offers (`a local variable with a similar name exists: `x``, `there is a
+  method `len` with a similar name`): put it in place of the name it did not find;
+- a name it did not find and offers nothing for (E0425, E0609, E0560): the nearest name the code
+  itself binds, or of the fields it lists as available;
+- a mismatch where the return type is what rustc expected (`expected `bool`, found `usize``):
+  the type it found, as return type;
+- a binding it says is not mutable (E0384, E0596, E0594): `mut` on it (`&mut self` for self);
+- an import it suggests: the `use` line, at the top of the function's body;
+and an error no rule speaks to gets its own suggestion (the first without placeholders), as
+`rustc_all` applies it. Positions are the declaration's own (synth/tasks/baselines/ moves them)."""
+from __future__ import annotations
+
+import difflib
+import re
+
+from tree_sitter import Node
+
+from oracles.verdict import Diagnostic
+from synth.rust_syntax import node_text, rust_parser, walk
+
+Edit = tuple[int, int, int, int, str]  # (line, column, end line, end column, text): 1-based, columns in characters
+BACKTICKED = re.compile(r"`([^`]+)`")
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+EXPECTED_FOUND = re.compile(r"expected `([^`]+)`, found `([^`]+)`")
+NOT_MUTABLE = re.compile(r"(?:cannot assign twice to immutable variable|cannot borrow|cannot assign to) `\*?([^`]+)`")
+UNRESOLVED = ("E0425", "E0609", "E0560")
+
+
+def word_edits(code: str, diagnostics: list[Diagnostic]) -> list[Edit]:
+    """The rules' edits for every error, or its own suggestion where no rule speaks."""
+    tree = rust_parser().parse(code.encode()).root_node
+    edits = []
+    for d in diagnostics:
+        if d.severity != "error":
+            continue
+        mine = (_similar_name(code, d) or _nearest_name(code, tree, d) or _found_type(code, tree, d)
+                or _make_mutable(code, tree, d) or _import(code, tree, d) or first_fix(d))
+        edits.extend(mine)
+    return edits
+
+
+def first_fix(d: Diagnostic) -> list[Edit]:
+    """The diagnostic's first suggestion that has no placeholder."""
+    usable = [f for f in d.fixes if f.applicability != "HasPlaceholders"]
+    return [tuple(e) for e in usable[0].edits] if usable else []
+
+
+def char_edits(code: str, edits: list[Edit]) -> str:
+    """`code` with each edit made; one overlapping an earlier one is skipped (rustfix's rule)."""
+    starts = _line_starts(code)
+    spans = []
+    for line, column, end_line, end_column, text in edits:
+        if not (1 <= line <= end_line <= len(starts)):
+            continue
+        start, end = starts[line - 1] + column - 1, starts[end_line - 1] + end_column - 1
+        if 0 <= start <= end <= len(code):
+            spans.append((start, end, text))
+    kept, reach = [], -1
+    for start, end, text in sorted(set(spans)):
+        if start >= reach:
+            kept.append((start, end, text))
+            reach = max(end, start + 1)  # an insertion claims the character after it too
+    for start, end, text in reversed(kept):
+        code = code[:start] + text + code[end:]
+    return code
+
+
+def _similar_name(code: str, d: Diagnostic) -> list[Edit]:
+    wrong = _at(code, d)
+    if not IDENT.fullmatch(wrong):
+        return []
+    for note in d.notes:
+        if "similar name" in note:
+            names = [n for n in BACKTICKED.findall(note) if IDENT.fullmatch(n) and n != wrong]
+            if names:
+                return [_replace(d, names[-1])]
+    return []
+
+
+def _nearest_name(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
+    wrong = _at(code, d)
+    if d.code not in UNRESOLVED or not IDENT.fullmatch(wrong):
+        return []
+    listed = [n for note in d.notes if "available field" in note for n in BACKTICKED.findall(note)]
+    pool = listed or sorted({node_text(n) for n in walk(tree) if n.type == "identifier"} - {wrong})
+    near = difflib.get_close_matches(wrong, pool, n=1, cutoff=0.6)
+    return [_replace(d, near[0])] if near else []
+
+
+def _found_type(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
+    if d.code != "E0308":
+        return []
+    texts = [d.label or "", d.message, *d.notes]
+    said = next((m for t in texts for m in EXPECTED_FOUND.finditer(t)), None)
+    returns = next((f.child_by_field_name("return_type") for f in walk(tree) if f.type == "function_item"), None)
+    if said is None or returns is None:
+        return []
+    expected, found = said.groups()
+    if _squeezed(node_text(returns)) != _squeezed(expected) or "{" in found or "impl " in found:
+        return []
+    return [(*_point(code, returns.start_byte), *_point(code, returns.end_byte), found)]
+
+
+def _make_mutable(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
+    said = NOT_MUTABLE.search(d.message)
+    if d.code not in ("E0384", "E0596", "E0594") or said is None:
+        return []
+    name = said.group(1).split(".")[0]
+    for n in walk(tree):
+        if name == "self" and n.type == "self_parameter" and node_text(n).startswith("&") and "mut" not in node_text(n):
+            amp = n.children[0]
+            return [(*_point(code, amp.end_byte), *_point(code, amp.end_byte), "mut ")]
+        if n.type in ("let_declaration", "parameter") and not any(c.type == "mutable_specifier" for c in n.children):
+            pattern = n.child_by_field_name("pattern")
+            if pattern is not None and pattern.type == "identifier" and node_text(pattern) == name:
+                return [(*_point(code, pattern.start_byte), *_point(code, pattern.start_byte), "mut ")]
+    return []
+
+
+def _import(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
+    uses = [u for note in d.notes if "consider importing" in note for u in BACKTICKED.findall(note)
+            if u.strip().startswith("use ")]
+    body = next((f.child_by_field_name("body") for f in walk(tree) if f.type == "function_item"), None)
+    if not uses or body is None:
+        return []
+    at = _point(code, body.start_byte + 1)
+    return [(*at, *at, f"\n    {uses[0].strip()}")]
+
+
+def _at(code: str, d: Diagnostic) -> str:
+    """The code under the diagnostic's primary span."""
+    if d.line is None or d.end_line is None:
+        return ""
+    starts = _line_starts(code)
+    if not (1 <= d.line <= d.end_line <= len(starts)):
+        return ""
+    return code[starts[d.line - 1] + (d.column or 1) - 1:starts[d.end_line - 1] + (d.end_column or 1) - 1]
+
+
+def _replace(d: Diagnostic, text: str) -> Edit:
+    return (d.line, d.column, d.end_line, d.end_column, text)
+
+
+def _line_starts(code: str) -> list[int]:
+    starts = [0]
+    for i, ch in enumerate(code):
+        if ch == "\n":
+            starts.append(i + 1)
+    return starts
+
+
+def _point(code: str, byte: int) -> tuple[int, int]:
+    """(line, column in characters) of a byte offset of `code`."""
+    before = code.encode()[:byte].decode(errors="replace")
+    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())

@@ -1,0 +1,194 @@
+"""How an answer to a task is judged: one function for `synth eval`, the GRPO reward and RFT's
+acceptance, so they cannot disagree on the same answer.
+
+An answer counts (`solved`) when its code, placed as the task says (synth/tasks/task.py), compiles,
+defines what the task asks for, and does not pretend (synth/tasks/judge/hollow.py: no function of it only
+diverges or only calls itself, and it adds no `#[allow]` or `#[cfg]` of its own). A repair answer
+must also keep the declaration's original signature: changing what callers see is no fix; the
+types are compared, by rustc where the spelling differs (synth/tasks/judge/signature.py). `passed` also needs
+the task's tests, where it has some. Beside that, a repair answer is marked `exact` when it restores the
+original (comments and whitespace aside) and `deleted` when it compiles only because the lines
+that held the error are gone. Checks are batched: one oracle call per language for standalone
+answers, one crate-oracle call for answers placed in a copy of their crate, and one more of each for the signatures whose spelling
+differs; tests run only for answers that count."""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from oracles.errors import ToolchainMissing
+from oracles.verdict import Candidate, Splice, Verdict
+from synth.assemble.answers import normalize_answer
+from synth.tasks.completion import answer_code, defines, fenced_code, is_hollow, without_own_cfg
+from .hollow import pretending
+from .signature import definition, probe, same_text
+
+if TYPE_CHECKING:
+    from synth.tasks.task import Task
+
+
+@dataclass
+class Outcome:
+    compiled: bool
+    defined: bool  # defines what was asked, keeps a repair's signature, does not pretend
+    tests: float | None  # share passed; None when the task has none
+    first_error: str = ""  # the compiler's first error code where it failed ("error": one without a code)
+    exact: bool = False  # repair: the original restored
+    deleted: bool = False  # repair: compiles because the erroring lines are gone
+    verdict: Verdict | None = field(default=None, repr=False)  # the compiler's, for rows that keep the answer
+    refused: str = ""  # why code that compiled does not count: hollow, own attribute, signature, not defined
+    probe: str | None = field(default=None, repr=False)  # a signature rustc must compare (synth/tasks/judge/signature.py)
+
+    @property
+    def solved(self) -> bool:
+        return self.compiled and self.defined
+
+    @property
+    def passed(self) -> bool:
+        return self.solved and (self.tests is None or self.tests == 1.0)
+
+
+@dataclass
+class Judge:
+    """`oracles` maps a language to an oracle with check() and test(); `crate_oracle` checks the
+    answers of tasks verified in their crate (oracles/cargo/crate.py)."""
+    oracles: dict
+    crate_oracle: object = None
+    calls: int = 0  # batched check calls
+    batches: int = 0
+    checked: int = 0
+    tested: int = 0
+
+    def judge(self, tasks: list[Task], completions: list[str]) -> list[Outcome]:
+        self.batches += 1
+        codes = [answer_code(c) for c in completions]
+        verdicts = self.check(tasks, codes)
+        outcomes = [outcome(t, code, v, fenced_code(c)) for t, code, v, c in zip(tasks, codes, verdicts, completions)]
+        self._compare_signatures(tasks, codes, outcomes)
+        self._test(tasks, codes, outcomes)
+        return outcomes
+
+    def _compare_signatures(self, tasks: list[Task], codes: list[str], outcomes: list[Outcome]) -> None:
+        """rustc's word on the signatures spelled otherwise than the original: each answer checked
+        again with its probe after it (one batched call per kind of check)."""
+        index = [i for i, o in enumerate(outcomes) if o.probe]
+        if not index:
+            return
+        for i, verdict in zip(index, self.check([tasks[i] for i in index], [codes[i] + outcomes[i].probe for i in index])):
+            outcomes[i].defined = verdict.passed
+            outcomes[i].refused = "" if verdict.passed else "signature"
+            outcomes[i].probe = None
+
+    def check(self, tasks: list[Task], codes: list[str]) -> list[Verdict]:
+        """One verdict per answer, as placed by its task: batched per language, crate tasks together."""
+        verdicts: list[Verdict | None] = [None] * len(tasks)
+        in_crate = [i for i, t in enumerate(tasks) if t.in_crate is not None]
+        if in_crate:
+            if self.crate_oracle is None:
+                raise ToolchainMissing("tasks verified in their crate need the crate oracle (cargo)")
+            jobs = [self._job(tasks[i], codes[i]) for i in in_crate]
+            for i, verdict in zip(in_crate, self.crate_oracle.check(jobs)):
+                verdicts[i] = verdict
+            self.calls += 1
+        standalone = [i for i, t in enumerate(tasks) if t.in_crate is None]
+        for lang in sorted({tasks[i].lang for i in standalone}):
+            index = [i for i in standalone if tasks[i].lang == lang]
+            oracle = self.oracles.get(lang)
+            if oracle is None:
+                raise ToolchainMissing(f"no oracle for {lang!r} tasks (configure [train.oracle])")
+            for i, verdict in zip(index, oracle.check([Candidate.of(tasks[i].source(codes[i])) for i in index])):
+                verdicts[i] = verdict
+            self.calls += 1
+        self.checked += len(tasks)
+        return verdicts
+
+    def _job(self, task: Task, code: str):
+        spot = task.in_crate
+        splice = Splice(spot.root, spot.path, spot.start_byte, spot.end_byte, code)
+        return self.crate_oracle.job(splice, spot.name, task.reference, "answer", spot.trait_impl)
+
+    def _test(self, tasks: list[Task], codes: list[str], outcomes: list[Outcome]) -> None:
+        for lang in sorted({t.lang for t in tasks}):
+            index = [i for i, t in enumerate(tasks) if t.lang == lang and t.tests and outcomes[i].solved
+                     and t.in_crate is None]
+            if not index:
+                continue
+            tested = self.oracles[lang].test([Candidate.of(tasks[i].source(codes[i], with_tests=True)) for i in index])
+            self.tested += len(index)
+            for i, verdict in zip(index, tested):
+                result = verdict.tests
+                outcomes[i].tests = (result.passed / result.total) if result and result.total and \
+                    not result.timed_out else 0.0
+
+
+def outcome(task: Task, code: str, verdict: Verdict, raw: str | None = None) -> Outcome:
+    """What the compiler's verdict on one placed answer means for the task (`raw`: the answer as
+    written, its own `#[cfg]` lines included)."""
+    refused, pending = refusal(task, code, verdict, code if raw is None else raw)
+    first = (verdict.errors[0].code if verdict.errors else "") or "error"
+    result = Outcome(compiled=verdict.passed, defined=not refused, tests=0.0 if task.tests else None,
+                     first_error="" if verdict.passed else first, verdict=verdict, refused=refused,
+                     probe=pending if verdict.passed and not refused else None)
+    if task.family == "repair" and result.solved:
+        result.exact = normalize_answer(code, task.lang) == normalize_answer(without_own_cfg(task.reference), task.lang)
+        result.deleted = not result.exact and deletes_the_error(code, task.broken, task.reference)
+    return result
+
+
+def refusal(task: Task, code: str, verdict: Verdict, raw: str) -> tuple[str, str | None]:
+    """Why the answer would not count even if it compiled ('' if nothing is wrong yet), and the
+    probe rustc must pass when its signature is spelled otherwise."""
+    if not defines(code, task.must_define):
+        return "not defined", None
+    pretends = pretending(raw, task.reference, repair=task.family == "repair") if task.lang == "rust" else ""
+    if pretends or is_hollow(verdict):
+        return ("own attribute" if pretends.endswith("of its own") else "hollow"), None
+    if task.family != "repair":
+        return "", None
+    if task.lang != "rust":
+        return ("" if keeps_signature(code, task.signature, task.lang) else "signature"), None
+    if same_text(code, task.signature) or (in_trait_impl(task) and same_name(code, task.signature)):
+        return "", None
+    pending = probe(task.signature, method=task.kind == "method")
+    return ("", pending) if pending else ("signature", None)
+
+
+def in_trait_impl(task: Task) -> bool:
+    """A method of a trait impl: the trait fixes its signature, and rustc checks the answer against it."""
+    if task.in_crate is not None:
+        return task.in_crate.trait_impl
+    headers = re.findall(r"^[ \t]*(?:unsafe )?impl\b[^{\n]*\{[ \t]*$", task.before, re.M)
+    return task.kind == "method" and bool(headers) and " for " in headers[-1]
+
+
+def same_name(code: str, signature: str) -> bool:
+    return definition(code, signature) is not None
+
+
+def keeps_signature(code: str, signature: str, lang: str) -> bool:
+    """The answer holds the declaration's signature (whitespace and comments aside). An empty
+    signature is never kept: nothing would tell a fix from an unrelated declaration."""
+    squeeze = lambda text: "".join(normalize_answer(text, lang).split())  # noqa: E731
+    return bool(signature.strip()) and squeeze(signature) in squeeze(code)
+
+
+def deletes_the_error(code: str, broken: str, reference: str) -> bool:
+    """The answer has neither the broken nor the original form of the lines the mutation changed,
+    and is shorter than the broken declaration: it compiles because the code that held the error
+    is gone (e.g. the erroring statement dropped), not because it was fixed."""
+    broken_lines, reference_lines = _lines(broken), _lines(reference)
+    was, were = set(), set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=broken_lines, b=reference_lines,
+                                                       autojunk=False).get_opcodes():
+        if tag != "equal":
+            was.update(broken_lines[i1:i2])
+            were.update(reference_lines[j1:j2])
+    answer = set(_lines(code))
+    return bool(was | were) and not (was & answer) and not (were & answer) and len(_lines(code)) < len(broken_lines)
+
+
+def _lines(code: str) -> list[str]:
+    """Its non-empty lines, stripped, without `//` comments."""
+    return [line for line in (raw.split("//", 1)[0].strip() for raw in code.splitlines()) if line]

@@ -1,0 +1,232 @@
+"""Tasks from the data: the verified rows of the lanes that pose tasks become RL and held-out tasks
+(synth/tasks/task.py) of their family: `codegen` (a row with a context that names what it defines) and
+`repair` (a mutant the compiler rejected: the answer goes where the declaration was, standalone or
+in a copy of its crate, as the row was verified). Codegen tasks get the crate's own unit tests
+that exercise the function where they pass on the reference answer.
+
+The split: held-out tasks come from held-out crates; the rest is split by declaration between SFT
+rows and RL tasks (all rows of one declaration, whatever their lane, go to one side). A held-out
+task whose answer group is also on the training side is refused (dropped and counted), and
+`check_disjoint` refuses any tasks file set that leaks."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oracles.verdict import Candidate
+from synth.assemble.answers import LeakedSplit, answer_hash
+from synth.assemble.mix import unit
+from synth.tasks.completion import definition_of
+from synth.extract.model import Declaration, crate_name
+from synth.rows.jsonl import write_jsonl
+from synth.tasks.task import FAMILIES, CrateSpot, Task, candidate_source
+
+TESTS_HEAD = "#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
+
+
+def row_group(row: dict) -> str:
+    return answer_hash(row["response"], row["lang"])
+
+
+def declaration_of(row: dict) -> str:
+    """What a row's rows share with the other rows of its declaration (the split's unit)."""
+    return (row.get("provenance") or {}).get("decl_hash") or row_group(row)
+
+
+def task_of(row: dict, families=FAMILIES) -> Task | None:
+    """The task a verified row poses, when its check can be repeated on an answer."""
+    family = {"codegen": "codegen", "repair": "repair"}.get(row.get("task"))
+    if family not in families:
+        return None
+    return codegen_task(row) if family == "codegen" else repair_task(row)
+
+
+def codegen_task(row: dict) -> Task | None:
+    """A codegen row whose check is exactly the task's (context + answer)."""
+    if not row.get("must_define"):
+        return None
+    if (row.get("verification") or {}).get("scope", "standalone") != "standalone":
+        return None  # verified in its crate: a task's standalone check could not confirm its answer
+    context, checked, answer = row.get("context", ""), row.get("checked_source") or "", row["response"]
+    placed = {}
+    if checked not in (candidate_source(context, answer), f"{context}{answer}\n"):
+        # checked in another shape (a method inside its impl block): the answer goes where it was
+        if checked.count(answer) != 1 or not checked.startswith(context.strip("\n")):
+            return None
+        at = checked.index(answer)
+        placed = {"before": checked[:at], "after": checked[at + len(answer):]}
+    return Task(id=row["id"], lang=row["lang"], prompt=row["prompt"], context=context,
+                tests=row.get("tests", ""), must_define=list(row["must_define"]), group=row_group(row),
+                crate=row.get("crate", ""), declaration=declaration_of(row), reference=answer, **placed)
+
+
+def repair_task(row: dict) -> Task | None:
+    """A repair row whose answer is a declaration: placed where the broken one was (standalone:
+    its checked files differ only there; in its crate: over the declaration's byte span)."""
+    if row.get("answer_format", "declaration") != "declaration" or not row.get("signature"):
+        return None
+    broken, fixed = row["broken"], row["fixed"]
+    common = {"id": row["id"], "lang": row["lang"], "family": "repair", "prompt": row["prompt"],
+              "must_define": [] if row.get("kind") == "impl" else [definition_of(row.get("kind", ""), row.get("name", ""))],
+              "group": row_group(row), "crate": row.get("crate", ""), "declaration": declaration_of(row),
+              "reference": fixed, "broken": broken, "signature": row["signature"], "kind": row.get("kind", ""),
+              "operator": row.get("operator", ""), "compiler_solvable": row.get("compiler_solvable")}
+    verification = row.get("verification") or {}
+    if verification.get("scope") == "crate":
+        recipe = verification.get("crate") or {}
+        if not recipe.get("root"):
+            return None  # recorded before rows said where their crate is
+        return Task(**common, in_crate=CrateSpot(root=recipe["root"], path=recipe["path"],
+                                                 start_byte=recipe["start_byte"], end_byte=recipe["end_byte"],
+                                                 name=recipe.get("decl_name", ""), trait_impl=recipe.get("trait_impl", False)))
+    before = row.get("context", "") + row.get("wrapper_head", "")
+    after = row["checked_broken_source"][len(before) + len(broken):]
+    if row["checked_broken_source"] != before + broken + after or row["checked_source"] != before + fixed + after:
+        return None
+    return Task(**common, context=row.get("context", ""), before=before, after=after)
+
+
+@dataclass
+class Split:
+    sft_rows: list[dict] = field(default_factory=list)
+    rl_tasks: list[Task] = field(default_factory=list)
+    heldout_tasks: list[Task] = field(default_factory=list)
+    refused: int = 0  # held-out tasks dropped: their answer group is on the training side
+    capped: int = 0  # tasks left out by [tasks] per_group
+
+    def stats(self) -> dict:
+        by_family = lambda tasks: {f: n for f in FAMILIES if (n := sum(t.family == f for t in tasks))}  # noqa: E731
+        return {"sft_rows": len(self.sft_rows), "rl_tasks": len(self.rl_tasks),
+                "heldout_tasks": len(self.heldout_tasks), "heldout_refused": self.refused, "capped": self.capped,
+                "rl_by_family": by_family(self.rl_tasks), "heldout_by_family": by_family(self.heldout_tasks)}
+
+
+def in_rl_share(declaration: str, rl_share: float, seed: int) -> bool:
+    """Whether a declaration's tasks are RL tasks (seeded, by declaration)."""
+    return unit(seed, "rl", declaration) < rl_share
+
+
+def becomes_rl(task: Task, settings, seed: int) -> bool:
+    """Whether the split makes this training-side task an RL task (its row's declaration is in the RL share)."""
+    return in_rl_share(task.declaration or task.group, settings.rl_share, seed)
+
+
+def split_rows(rows: list[dict], heldout_crates: set[str], rl_share: float, seed: int,
+               families=FAMILIES) -> Split:
+    """Held-out crates' rows -> held-out tasks; the others by declaration -> RL tasks or SFT rows."""
+    split = Split()
+    rl_units = {declaration_of(r) for r in rows if r.get("crate") not in heldout_crates
+                and task_of(r, families) is not None and in_rl_share(declaration_of(r), rl_share, seed)}
+    for row in rows:
+        if row.get("crate") in heldout_crates:
+            continue
+        task = task_of(row, families) if declaration_of(row) in rl_units else None
+        if task is not None:
+            split.rl_tasks.append(task)
+        else:
+            split.sft_rows.append(row)
+    rl_groups = {t.group for t in split.rl_tasks}
+    moved = [r for r in split.sft_rows if row_group(r) in rl_groups]  # a twin of an RL answer
+    split.sft_rows = [r for r in split.sft_rows if row_group(r) not in rl_groups]
+    split.rl_tasks += [t for t in (task_of(r, families) for r in moved) if t is not None]
+    seen = {row_group(r) for r in split.sft_rows} | rl_groups
+    for row in rows:
+        if row.get("crate") in heldout_crates and (task := task_of(row, families)) is not None:
+            if task.group in seen:
+                split.refused += 1
+            else:
+                split.heldout_tasks.append(task)
+                if task.family == "codegen":  # a twin answer is one task (a repair task's mutants are many)
+                    seen.add(task.group)
+    return split
+
+
+def capped(tasks: list[Task], per_group: int, seed: int) -> tuple[list[Task], list[Task]]:
+    """At most `per_group` tasks of each answer group (a seeded choice, in the list's order), and the rest."""
+    groups: dict[str, list[Task]] = {}
+    for task in tasks:
+        groups.setdefault(task.group, []).append(task)
+    chosen = {t.id for members in groups.values()
+              for t in sorted(members, key=lambda t: unit(seed, "per-group", t.id))[:per_group]}
+    return [t for t in tasks if t.id in chosen], [t for t in tasks if t.id not in chosen]
+
+
+def check_disjoint(sft_rows: list[dict], rl_tasks: list[Task], heldout_tasks: list[Task]) -> None:
+    training = {row_group(r) for r in sft_rows} | {t.group for t in rl_tasks}
+    leaked = [t.id for t in heldout_tasks if not t.group or t.group in training]
+    if leaked:
+        raise LeakedSplit(f"{len(leaked)} held-out tasks share an answer group with SFT rows or RL tasks "
+                          f"(or carry none), e.g. {leaked[:3]}; they would measure memory, not skill")
+
+
+def write_tasks(out_dir: str | Path, split: Split) -> dict:
+    """tasks/rl.jsonl and tasks/heldout.jsonl under `out_dir`, after the leak check."""
+    check_disjoint(split.sft_rows, split.rl_tasks, split.heldout_tasks)
+    folder = Path(out_dir) / "tasks"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_jsonl(folder / "rl.jsonl", [t.model_dump() for t in split.rl_tasks])
+    write_jsonl(folder / "heldout.jsonl", [t.model_dump() for t in split.heldout_tasks])
+    return split.stats()
+
+
+# -- the crate's own unit tests ---------------------------------------------------------------------
+
+def unit_tests_calling(name: str, test_decls: list[Declaration], limit: int = 3) -> list[Declaration]:
+    call = re.compile(rf"\b{re.escape(name)}\s*(::<[^>]*>)?\s*\(")
+    return [t for t in test_decls if t.is_test and t.kind == "fn" and call.search(t.body)][:limit]
+
+
+def tests_module(tests: list[Declaration]) -> str:
+    body = "\n\n".join("    " + t.clean_text.strip().replace("\n", "\n    ") for t in tests)
+    return f"{TESTS_HEAD}{body}\n}}" if tests else ""
+
+
+def attach_tests(rows: list[dict], test_decls: list[Declaration], oracle) -> int:
+    """Gives each row the crate tests that call its function and pass on its reference answer (run
+    by the oracle's test path, as the reward runs them); returns how many rows got tests."""
+    by_crate: dict[str, list[Declaration]] = {}
+    for t in test_decls:
+        by_crate.setdefault(crate_name(t), []).append(t)
+    wanted = []
+    for row in rows:
+        module = tests_module(unit_tests_calling(row["must_define"][0], by_crate.get(row.get("crate"), [])))
+        if module and row.get("must_define"):
+            wanted.append((row, module))
+    verdicts = oracle.test([Candidate.of(candidate_source(r.get("context", ""), r["response"], m))
+                            for r, m in wanted]) if wanted else []
+    attached = 0
+    for (row, module), verdict in zip(wanted, verdicts):
+        outcome = verdict.tests
+        if verdict.passed and outcome and outcome.total and outcome.passed == outcome.total:
+            row["tests"] = module
+            attached += 1
+    return attached
+
+
+
+def heldout_set(settings, rows: list, seed: int) -> set[str]:
+    """The held-out crates: those [tasks] names, else a seeded share of the crates the rows come
+    from (None settings: none held out)."""
+    if settings is None:
+        return set()
+    crates = sorted({crate for r in rows if (crate := (r.get("crate") if isinstance(r, dict) else getattr(r, "crate", None)))})
+    return set(settings.heldout_crates) or {c for c in crates if unit(seed, "heldout", c) < settings.heldout_share}
+
+
+def split_outputs(out_dir: str | Path, outputs: list, settings, seed: int) -> dict:
+    """The pipeline's step: the rows of the lanes that pose tasks (lane outputs with `.rows`) are
+    split ([tasks] settings); the lanes keep only their SFT rows, and the tasks files are
+    written. Held-out crates: the ones named, else a seeded share of the crates present."""
+    rows = [r.model_dump(mode="json") for o in outputs for r in o.rows]
+    held = heldout_set(settings, rows, seed)
+    split = split_rows(rows, held, settings.rl_share, seed, tuple(settings.families))
+    if settings.per_group:
+        split.rl_tasks, extra_rl = capped(split.rl_tasks, settings.per_group, seed)
+        split.heldout_tasks, extra_held = capped(split.heldout_tasks, settings.per_group, seed)
+        split.capped = len(extra_rl) + len(extra_held)
+    stats = write_tasks(out_dir, split)
+    keep = {r["id"] for r in split.sft_rows}
+    for output in outputs:
+        output.rows = [r for r in output.rows if r.id in keep]
+    return {**stats, "heldout_crates": sorted(held)}

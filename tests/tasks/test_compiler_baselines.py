@@ -1,0 +1,135 @@
+"""The compiler's help as the baseline a repair model must beat, on real rustc and cargo: every
+suggestion rustc makes (`rustc_all`, MaybeIncorrect ones too, none with placeholders) and the
+rules on its words (`compiler_words`), each judged like a model, standalone and in a crate."""
+import pytest
+
+from oracles.cargo.crate import CargoCrateOracle
+from oracles.verdict import Candidate
+from synth.tasks.baselines import compiler_answers, in_declaration
+from synth.tasks.judge import Judge
+from synth.tasks.task import CrateSpot, Task
+
+CONTEXT = "pub struct Stats {\n    pub count: u32,\n}\n\nfn len_of(s: &str) -> usize {\n    s.len()\n}\n\n"
+CASES = {  # name: (original, broken): each a real mutant of one kind rustc words differently
+    "similar local": ("pub fn twice(value: u32) -> u32 {\n    let doubled = value * 2;\n    doubled\n}",
+                      "pub fn twice(value: u32) -> u32 {\n    let doubled = value * 2;\n    doubleds\n}"),
+    "return type": ("pub fn size(s: &str) -> usize {\n    let n = len_of(s);\n    n\n}",
+                    "pub fn size(s: &str) -> bool {\n    let n = len_of(s);\n    n\n}"),
+    "mut": ("pub fn count() -> u32 {\n    let mut n = 0;\n    n += 1;\n    n\n}",
+            "pub fn count() -> u32 {\n    let n = 0;\n    n += 1;\n    n\n}"),
+    "field": ("pub fn read(s: &Stats) -> u32 {\n    s.count\n}", "pub fn read(s: &Stats) -> u32 {\n    s.counts\n}"),
+    "import": ("pub fn keys() -> usize {\n    use std::collections::HashMap;\n    let m: HashMap<u32, u32> = HashMap::new();\n"
+               "    m.len()\n}",
+               "pub fn keys() -> usize {\n    let m: HashMap<u32, u32> = HashMap::new();\n    m.len()\n}"),
+    "argument count": ("pub fn size2(s: &str) -> usize {\n    len_of(s)\n}", "pub fn size2(s: &str) -> usize {\n    len_of()\n}"),
+}
+
+
+def task(name: str, original: str, broken: str, before: str = CONTEXT) -> Task:
+    fn = original.split("(")[0].split()[-1]
+    return Task(id=name, lang="rust", family="repair", prompt="fix", must_define=[f"fn {fn}"], reference=original,
+                broken=broken, signature=original.split(" {")[0], kind="fn", before=before, after="\n")
+
+
+def solved(tasks, answers, judge) -> dict[str, bool]:
+    outcomes = judge.judge(tasks, [f"```rust\n{a}\n```" for a in answers])
+    return {t.id: o.solved for t, o in zip(tasks, outcomes)}
+
+
+def test_every_suggestion_and_the_rules_on_rustcs_words(rust_oracle):
+    tasks = [task(name, *pair) for name, pair in CASES.items()]
+    judge = Judge({"rust": rust_oracle})
+    assert not any(o.compiled for o in judge.judge(tasks, [f"```rust\n{t.broken}\n```" for t in tasks]))
+    every = solved(tasks, compiler_answers("rustc_all", tasks, judge), judge)
+    words = solved(tasks, compiler_answers("compiler_words", tasks, judge), judge)
+    machine = solved(tasks, compiler_answers("rustc", tasks, judge), judge)
+    # rustc marks the similar name MaybeIncorrect: cargo fix leaves it, every suggestion takes it
+    assert every["similar local"] and not machine["similar local"]
+    assert every["mut"] and machine["mut"] and words["mut"]
+    # the return type rustc found, and the import it suggests: only the rules put them in
+    assert words["return type"] and not every["return type"]
+    assert words["import"] and words["similar local"] and words["field"]
+    assert not every["argument count"] and not words["argument count"]  # rustc's help has a placeholder
+
+
+def test_the_nearest_name_when_rustc_offers_none(rust_oracle):
+    """`countt` is too far for rustc's own similar-name help; the rule finds the binding."""
+    original = "pub fn tally(xs: &[u32]) -> usize {\n    let counted = xs.len();\n    counted\n}"
+    broken = original.replace("    counted\n}", "    count_ed\n}")
+    t = task("nearest", original, broken)
+    judge = Judge({"rust": rust_oracle})
+    verdict = rust_oracle.check([Candidate.of(t.source(broken))])[0]
+    assert verdict.errors[0].code == "E0425"
+    assert compiler_answers("compiler_words", [t], judge)[0] == original
+
+
+def test_diagnostics_move_into_the_declarations_own_lines(rust_oracle):
+    name, (original, broken) = "similar local", CASES["similar local"]
+    t = task(name, original, broken)
+    verdict = rust_oracle.check([Candidate.of(t.source(broken))])[0]
+    (moved,) = in_declaration(t, broken, verdict.errors)
+    assert (moved.line, moved.column) == (3, 5) and moved.fixes[0].edits[0][:2] == (3, 5)
+    assert verdict.errors[0].line == CONTEXT.count("\n") + 3
+
+
+@pytest.fixture(scope="module")
+def crate(tmp_path_factory):
+    root = tmp_path_factory.mktemp("stats")
+    (root / "src").mkdir()
+    (root / "Cargo.toml").write_text('[package]\nname = "stats"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n')
+    impl = "impl Stats {\n    " + CASES["similar local"][0].replace("\n", "\n    ") + "\n}\n"
+    (root / "src" / "lib.rs").write_text(CONTEXT + impl)
+    return root, CONTEXT + impl
+
+
+def test_the_baselines_work_in_a_copy_of_the_crate(rust_oracle, crate):
+    root, lib = crate
+    original, broken = CASES["similar local"]
+    method = original.replace("\n", "\n    ")  # as it sits in the impl, indented
+    start = lib.encode().index(method.encode())
+    spot = CrateSpot(root=str(root), path="src/lib.rs", start_byte=start, end_byte=start + len(method.encode()),
+                     name="twice")
+    t = task("crate", method, broken.replace("\n", "\n    ")).model_copy(
+        update={"in_crate": spot, "before": "", "after": "", "kind": "method"})
+    oracle = CargoCrateOracle(cache=None)
+    try:
+        judge = Judge({"rust": rust_oracle}, oracle)
+        for kind in ("rustc_all", "compiler_words"):
+            (answer,) = compiler_answers(kind, [t], judge)
+            assert answer == method and judge.judge([t], [f"```rust\n{answer}\n```"])[0].solved, kind
+    finally:
+        oracle.close()
+
+
+def test_eval_judges_answers_made_elsewhere_and_keeps_every_answer(tmp_path):
+    """`synth eval --answers FILE`: one {"id", "answer"} a line; a task without one is left out and
+    counted; every answer of every evaluation is kept beside its JSON, in the form FILE reads."""
+    import json
+
+    from oracles.settings import OracleSettings
+    from synth.rows.jsonl import write_jsonl
+    from training.evaluate import answers_path, run_eval
+    from training.run.profile import EvalSettings
+
+    tasks = [task(name, *CASES[name]) for name in ("similar local", "mut", "field")]
+    write_jsonl(tmp_path / "tasks.jsonl", [t.model_dump() for t in tasks])
+    given = tmp_path / "mine.jsonl"
+    given.write_text(json.dumps({"id": "similar local", "answer": CASES["similar local"][0]}) + "\n" +
+                     json.dumps({"id": "mut", "answer": "```rust\n" + CASES["mut"][1] + "\n```"}) + "\n")
+    out = tmp_path / "eval" / "mine.json"
+    result = run_eval(EvalSettings(), None, None, OracleSettings(), out, tasks_path=str(tmp_path / "tasks.jsonl"),
+                      answers=str(given))
+    assert result["not_applicable"] == 1 and sorted(result["per_task"]) == ["mut", "similar local"]
+    assert result["per_task"]["similar local"]["solved"] == 1.0 and result["per_task"]["mut"]["solved"] == 0.0
+    kept = [json.loads(line) for line in answers_path(out).read_text().splitlines()]
+    assert [(k["id"], k["solved"]) for k in kept] == [("similar local", True), ("mut", False)]
+    again = run_eval(EvalSettings(), None, None, OracleSettings(), tmp_path / "again.json",
+                     tasks_path=str(tmp_path / "tasks.jsonl"), answers=str(answers_path(out)))
+    assert again["per_task"] == result["per_task"]  # the kept answers judge the same
+    free = run_eval(EvalSettings(), None, None, OracleSettings(), tmp_path / "free.json",
+                    tasks_path=str(tmp_path / "tasks.jsonl"), answers="best_free")
+    assert free["families"]["repair"]["compile_rate"] == 1.0  # each of the three is one rustc words
+    given.write_text('{"id": "mut"}\n')
+    with pytest.raises(ValueError, match="mine.jsonl:1"):
+        run_eval(EvalSettings(), None, None, OracleSettings(), tmp_path / "bad.json", tasks_path=str(tmp_path / "tasks.jsonl"),
+                 answers=str(given))

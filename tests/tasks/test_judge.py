@@ -1,0 +1,141 @@
+"""The judge cannot be fooled, on real rustc and cargo: answers that only pretend (a body that
+diverges or only calls itself, at any nesting, after statements that do nothing or not; an own
+`#[allow]` or `#[cfg]`; a changed signature with the original pasted into a string) are refused,
+standalone and in a copy of their crate; the same signature spelled with other words for the same
+types is accepted (rustc compares them through a probe)."""
+import pytest
+
+from oracles.cargo.crate import CargoCrateOracle
+from synth.tasks.judge.hollow import pretending
+from synth.tasks.judge import Judge
+from synth.tasks.judge.signature import probe
+from synth.tasks.task import CrateSpot, Task
+
+# the crate allows the lint that would flag a self call: only the judge's own reading sees it
+CONTEXT = "#![allow(unconditional_recursion)]\nuse std::fmt;\n\npub struct Meters(pub u32);\n\n"
+TOTAL = "pub fn total(xs: &[u32]) -> u32 {\n    let mut sum = 0;\n    for x in xs {\n        sum += x;\n    }\n    sum\n}"
+DOUBLED = "pub fn doubled(&self) -> u32 {\n    self.0 * 2\n}"
+SHOW = "pub fn show(m: &Meters, f: &mut fmt::Formatter) -> fmt::Result {\n    write!(f, \"{}m\", m.0)\n}"
+FMT = "fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n    write!(f, \"{}m\", self.0)\n}"
+DEFAULT = "impl Default for Meters {\n    fn default() -> Self {\n        Meters(0)\n    }\n}"
+LIB = (f"{CONTEXT}{TOTAL}\n\n{SHOW}\n\nimpl Meters {{\n{DOUBLED}\n}}\n\nimpl fmt::Display for Meters {{\n{FMT}\n}}\n\n"
+       f"{DEFAULT}\n")
+
+PRETENDING = {  # each compiles in place of `total`, and each answers nothing
+    "loop": "pub fn total(xs: &[u32]) -> u32 {\n    loop {}\n}",
+    "panic": "pub fn total(xs: &[u32]) -> u32 {\n    panic!()\n}",
+    "unreachable": "pub fn total(xs: &[u32]) -> u32 {\n    unreachable!()\n}",
+    "nested todo": "pub fn total(xs: &[u32]) -> u32 {\n    { { todo!() } }\n}",
+    "todo after a no-op": "pub fn total(xs: &[u32]) -> u32 {\n    let _ = 0;\n    todo!()\n}",
+    "panic after work": "pub fn total(xs: &[u32]) -> u32 {\n    let n = xs.len() as u32;\n    std::panic!(\"{}\", n)\n}",
+    "self call allowed": "#[allow(unconditional_recursion)]\npub fn total(xs: &[u32]) -> u32 {\n    total(xs)\n}",
+    "self call": "pub fn total(xs: &[u32]) -> u32 {\n    let _ = 0;\n    return total(xs);\n}",
+    "todo arm": "pub fn total(xs: &[u32]) -> u32 {\n    match xs.len() {\n        0 => 0,\n        _ => todo!(),\n    }\n}",
+    "panic in a branch": "pub fn total(xs: &[u32]) -> u32 {\n    if xs.len() > 1 {\n        panic!(\"many\")\n    }\n"
+                         "    xs.iter().sum()\n}",  # a repair that gives up a case the original handled
+    "own cfg": "#[cfg(not(test))]\npub fn total(xs: &[u32]) -> u32 {\n    0\n}",
+    "pasted signature": "pub fn total(xs: &[u32]) -> u64 {\n    let _ = \"pub fn total(xs: &[u32]) -> u32\";\n"
+                        "    xs.iter().map(|&x| x as u64).sum()\n}",
+}
+
+
+def fenced(code: str) -> str:
+    return f"```rust\n{code}\n```"
+
+
+def standalone(name: str, reference: str, signature: str, kind: str = "fn", owner: str = "") -> Task:
+    before, after = CONTEXT + (f"{owner} {{\n" if owner else ""), ("\n}\n" if owner else "\n")
+    return Task(id=name, lang="rust", family="repair", prompt="fix", reference=reference, broken=reference,
+                signature=signature, kind=kind, must_define=[] if kind == "impl" else [f"fn {name}"],
+                before=before, after=after)
+
+
+def in_crate(task: Task, root, reference: str, trait_impl: bool = False) -> Task:
+    start = LIB.encode().index(reference.encode())
+    spot = CrateSpot(root=str(root), path="src/lib.rs", start_byte=start, end_byte=start + len(reference.encode()),
+                     name=task.id, trait_impl=trait_impl)
+    return task.model_copy(update={"in_crate": spot, "before": "", "after": "", "id": task.id + "@crate"})
+
+
+@pytest.fixture(scope="module")
+def crate(tmp_path_factory):
+    root = tmp_path_factory.mktemp("meters")
+    (root / "src").mkdir()
+    (root / "Cargo.toml").write_text('[package]\nname = "meters"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n')
+    (root / "src" / "lib.rs").write_text(LIB)
+    return root
+
+
+@pytest.fixture(scope="module")
+def crate_oracle():
+    oracle = CargoCrateOracle(cache=None)
+    yield oracle
+    oracle.close()
+
+
+def test_answers_that_pretend_are_refused_and_real_fixes_count(rust_oracle, crate, crate_oracle):
+    total = standalone("total", TOTAL, "pub fn total(xs: &[u32]) -> u32")
+    tasks = {"standalone": total, "crate": in_crate(total, crate, TOTAL)}
+    judge = Judge({"rust": rust_oracle}, crate_oracle)
+    for where, task in tasks.items():
+        answers = {**PRETENDING, "exact": TOTAL, "other fix": TOTAL.replace("sum += x;", "sum = sum + *x;")}
+        got = dict(zip(answers, judge.judge([task] * len(answers), [fenced(a) for a in answers.values()])))
+        for name in PRETENDING:
+            assert got[name].compiled and not got[name].solved, (where, name)
+        assert got["exact"].solved and got["other fix"].solved, where
+        assert got["self call allowed"].refused == got["own cfg"].refused == "own attribute"
+        assert got["loop"].refused == got["panic after work"].refused == got["self call"].refused == "hollow"
+        assert got["pasted signature"].refused == "signature"
+
+
+def test_a_whole_impl_with_a_placeholder_method_is_refused(rust_oracle, crate, crate_oracle):
+    task = standalone("default", DEFAULT, "impl Default for Meters", kind="impl")
+    judge = Judge({"rust": rust_oracle}, crate_oracle)
+    placeholder = DEFAULT.replace("Meters(0)", "todo!()")
+    for t in (task, in_crate(task, crate, DEFAULT)):
+        real, fake = judge.judge([t, t], [fenced(DEFAULT), fenced(placeholder)])
+        assert real.solved and fake.compiled and not fake.solved and fake.refused == "hollow"
+
+
+def test_the_same_types_spelled_otherwise_keep_the_signature(rust_oracle, crate, crate_oracle):
+    """`Result<(), std::fmt::Error>` is `fmt::Result`: rustc says so through the probe; a real change
+    of type is refused, for a free function, an inherent method and a trait method."""
+    show = standalone("show", SHOW, "pub fn show(m: &Meters, f: &mut fmt::Formatter) -> fmt::Result")
+    doubled = standalone("doubled", DOUBLED, "pub fn doubled(&self) -> u32", kind="method", owner="impl Meters")
+    fmt_ = standalone("fmt", FMT, "fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result", kind="method",
+                      owner="impl fmt::Display for Meters")
+    spelled = {
+        "show": (show, SHOW.replace("-> fmt::Result", "-> Result<(), std::fmt::Error>"),
+                 SHOW.replace("f: &mut fmt::Formatter", "f: &mut fmt::Formatter<'_>").replace("m: &Meters", "m: &Meters ")),
+        "doubled": (doubled, DOUBLED.replace("&self", "self: &Self"), None),
+        "fmt": (fmt_, FMT.replace("-> fmt::Result", "-> Result<(), std::fmt::Error>"), None),
+    }
+    changed = {"show": SHOW.replace("m: &Meters", "m: &mut Meters"),
+               "doubled": DOUBLED.replace("-> u32", "-> u64").replace("self.0 * 2", "self.0 as u64 * 2")}
+    judge = Judge({"rust": rust_oracle}, crate_oracle)
+    for name, (task, same, also_same) in spelled.items():
+        variants = [t for t in (task, in_crate(task, crate, task.reference, trait_impl=name == "fmt"))]
+        for t in variants:
+            answers = [same] + ([also_same] if also_same else []) + ([changed[name]] if name in changed else [])
+            got = judge.judge([t] * len(answers), [fenced(a) for a in answers])
+            assert all(o.solved for o in got[:len(answers) - (name in changed)]), (name, t.id, [o.refused for o in got])
+            if name in changed:
+                assert got[-1].compiled and got[-1].refused == "signature", (name, t.id)
+
+
+def test_a_reference_that_diverges_licenses_only_a_body_that_works_first():
+    reference = "fn find(v: &[u8]) -> usize {\n    for i in 0..v.len() {\n        if v[i] == 0 {\n            return i;\n" \
+                "        }\n    }\n    unreachable!()\n}"
+    assert pretending(reference, reference) == ""
+    assert pretending("fn find(v: &[u8]) -> usize {\n    unreachable!()\n}", reference)
+    assert pretending("fn find(v: &[u8]) -> usize {\n    let mut i = 0;\n    loop {\n        if v[i] == 0 {\n"
+                      "            break;\n        }\n        i += 1;\n    }\n    i\n}", reference) == ""
+    assert pretending("fn f() -> u8 {\n    if true { panic!() }\n    1\n}", "fn f() -> u8 { 1 }") == ""  # a branch may
+
+
+def test_no_probe_where_no_fn_pointer_type_names_the_function():
+    assert probe("pub async fn f(x: u8)", False) is None
+    assert probe("pub fn f(x: impl Fn())", False) is None
+    assert probe("impl Default for Meters", False) is None
+    assert "let _: fn(&'a mut Self, T) -> &'a T = Self::get::<T>;" in probe(
+        "fn get<'a, T: Clone>(&'a mut self, t: T) -> &'a T where T: Copy", True)

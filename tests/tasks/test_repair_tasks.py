@@ -1,0 +1,152 @@
+"""Repair tasks judged with real rustc: an answer is placed where the broken declaration was and
+counts when it compiles, keeps the original signature and is not hollow; a fix that only deletes
+the erroring statement is counted as such; rustc's own machine-applicable fixes as a baseline;
+a task's reference answer always counts and the broken code never does (checks of the judge);
+rows over the token limits cost no compile."""
+import json
+
+import pytest
+
+from oracles.verdict import Candidate
+from synth.tasks.split import repair_task
+from synth.tasks.baselines import compiler_answers
+from synth.tasks.baselines.compiler_words import char_edits
+from synth.extract.extract import ExtractOptions, extract_paths
+from synth.tasks.judge import Judge, deletes_the_error
+from synth.lanes.repair import mark_compiler_solvable
+from synth.mutate.repair import RepairSettings, repair_rows
+from synth.tasks.task import Task
+
+CONTEXT = "pub struct Stats {\n    pub count: u32,\n}\n\n"
+ORIGINAL = """pub fn total(xs: &[u32]) -> u32 {
+    let mut sum = 0;
+    for x in xs {
+        sum += x;
+    }
+    println!("{}", sum);
+    sum
+}"""
+
+
+def task(broken: str, original: str = ORIGINAL, signature: str = "pub fn total(xs: &[u32]) -> u32") -> Task:
+    return Task(id="t", lang="rust", family="repair", prompt="fix it", must_define=["fn total"], group="g",
+                reference=original, broken=broken, signature=signature, context=CONTEXT, before=CONTEXT, after="\n")
+
+
+def fenced(code: str) -> str:
+    return f"```rust\n{code}\n```"
+
+
+def test_a_repair_answer_counts_when_it_compiles_keeps_the_signature_and_is_not_hollow(rust_oracle):
+    broken = ORIGINAL.replace('println!("{}", sum);', 'println!("{}", summ);')  # E0425
+    t = task(broken)
+    answers = {
+        "exact": ORIGINAL,
+        "other fix": ORIGINAL.replace("sum += x;", "sum = sum + x;"),
+        "unchanged": broken,
+        "hollow": "pub fn total(xs: &[u32]) -> u32 {\n    todo!()\n}",
+        "self call": "pub fn total(xs: &[u32]) -> u32 {\n    total(xs)\n}",
+        "new signature": ORIGINAL.replace("-> u32 {", "-> u64 {").replace("    sum\n}", "    sum as u64\n}"),
+        "deleted": ORIGINAL.replace('    println!("{}", sum);\n', ""),
+    }
+    judge = Judge({"rust": rust_oracle})
+    got = dict(zip(answers, judge.judge([t] * len(answers), [fenced(a) for a in answers.values()])))
+    assert got["exact"].solved and got["exact"].exact and not got["exact"].deleted
+    assert got["other fix"].solved and not got["other fix"].exact and not got["other fix"].deleted
+    assert not got["unchanged"].compiled and got["unchanged"].first_error == "E0425"
+    assert got["hollow"].compiled and not got["hollow"].solved  # a todo!() body defines nothing
+    assert got["self call"].compiled and not got["self call"].solved  # unconditional recursion
+    assert got["new signature"].compiled and not got["new signature"].solved  # callers see another function
+    assert got["deleted"].solved and got["deleted"].deleted and not got["deleted"].exact
+
+
+def test_deletion_is_told_from_a_fix_on_the_changed_lines():
+    broken = ORIGINAL.replace("sum += x;", "sum += y;")
+    assert deletes_the_error(ORIGINAL.replace("        sum += x;\n", ""), broken, ORIGINAL)
+    assert not deletes_the_error(ORIGINAL, broken, ORIGINAL)  # the original line is back
+    assert not deletes_the_error(ORIGINAL.replace("sum += x;", "sum += *x;"), broken, ORIGINAL)  # rewritten, not gone
+
+
+@pytest.mark.parametrize("case,original,broken", [
+    ("E0384", "pub fn count() -> u32 {\n    let mut n = 0;\n    n += 1;\n    n\n}",
+     "pub fn count() -> u32 {\n    let n = 0;\n    n += 1;\n    n\n}"),
+    ("E0308", "pub fn size() -> usize {\n    let s = String::new();\n    len_of(&s)\n}",
+     "pub fn size() -> usize {\n    let s = String::new();\n    len_of(s)\n}"),
+])
+def test_rustcs_machine_applicable_fix_as_a_baseline(rust_oracle, case, original, broken):
+    context = "fn len_of(s: &str) -> usize {\n    s.len()\n}\n\n"
+    signature = original.split(" {")[0]
+    t = Task(id=case, lang="rust", family="repair", prompt="fix", must_define=[f"fn {signature.split()[2][:-2]}"],
+             reference=original, broken=broken, signature=signature, before=context, after="\n")
+    assert rust_oracle.check([Candidate.of(t.source(broken))])[0].errors[0].code == case
+    judge = Judge({"rust": rust_oracle})
+    fixed = compiler_answers("rustc", [t], judge)[0]
+    assert fixed == original  # `let mut n`, `len_of(&s)`: what cargo fix would write
+    assert judge.judge([t], [fenced(fixed)])[0].solved
+
+
+def test_compiler_baselines_do_not_apply_to_codegen_tasks(rust_oracle):
+    codegen = Task(id="c", lang="rust", prompt="write")
+    assert compiler_answers("rustc_all", [codegen], Judge({"rust": rust_oracle})) == [None]
+    assert char_edits("let x = 1;", [(1, 5, 1, 5, "mut "), (1, 5, 1, 6, "y"), (1, 10, 1, 11, "!")]) == "let mut x = 1!"
+    assert char_edits("é x", [(1, 3, 1, 4, "y")]) == "é y"  # columns count characters, not bytes
+
+
+def test_tasks_from_real_repair_rows_pass_on_their_reference_and_fail_unchanged(tmp_path, rust_oracle):
+    (tmp_path / "lib.rs").write_text(CONTEXT + ORIGINAL + "\n\nimpl Stats {\n    pub fn bump(&mut self, by: u32) -> u32 {\n"
+                                     "        let before = self.count;\n        self.count = before + by;\n"
+                                     "        self.count\n    }\n}\n")
+    decls = extract_paths([str(tmp_path)], ExtractOptions(jobs=1)).declarations
+    result = repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0, max_compiler_solvable=1.0, in_crate="never"))
+    tasks = [repair_task(json.loads(r.model_dump_json())) for r in result.rows]
+    assert len(tasks) >= 4 and all(tasks) and {t.signature for t in tasks} == {  # the impl block is a declaration too
+        "pub fn total(xs: &[u32]) -> u32", "pub fn bump(&mut self, by: u32) -> u32", "impl Stats"}
+    judge = Judge({"rust": rust_oracle})
+    assert all(o.solved and o.exact for o in judge.judge(tasks, [fenced(t.reference) for t in tasks]))
+    assert not any(o.compiled for o in judge.judge(tasks, [fenced(t.broken) for t in tasks]))
+    method = next(t for t in tasks if "bump" in t.signature)
+    assert method.before.endswith("impl Stats {\n") and method.after.startswith("\n}")  # placed inside its impl
+
+
+def test_rows_over_the_token_limits_are_rejected_before_any_compile(tmp_path):
+    from oracles.rustc.oracle import RustOracle
+    from oracles.settings import OracleSettings
+    from synth.settings.fit import Fit, TokenSettings
+
+    (tmp_path / "lib.rs").write_text(CONTEXT + ORIGINAL + "\n\npub fn one() -> u32 {\n    let n = 1;\n    n\n}\n")
+    decls = extract_paths([str(tmp_path)], ExtractOptions(jobs=1)).declarations
+    config = RepairSettings(max_share=1.0, max_compiler_solvable=1.0, in_crate="never")
+    unlimited, limited = RustOracle(OracleSettings()), RustOracle(OracleSettings())
+    everything = repair_rows(decls, unlimited, config)
+    fitting = repair_rows(decls, limited, config, fit=Fit(TokenSettings(max_answer=20)))
+    assert {r.response.split("(")[0] for r in everything.rows} == {"pub fn total", "pub fn one"}
+    assert fitting.rows and {r.response.split("(")[0] for r in fitting.rows} == {"pub fn one"}
+    assert [r["reason"].split(":")[0] for r in fitting.rejected if r.get("name") == "total"] == [
+        "over the token limits"]
+    # `total` and its mutants were never compiled: only `one` and its mutants were
+    mutants_of_total = sum(1 for r in everything.rows if "total" in r.response)
+    assert limited.stats.candidates_compiled <= unlimited.stats.candidates_compiled - 1 - mutants_of_total
+
+
+def test_rows_say_whether_the_compilers_help_fixes_them_and_the_cap_holds(tmp_path, rust_oracle):
+    """Each row's compiler_solvable is best_free's verdict on its mutant, judged in place; the cap
+    keeps such rows to their share and says why it dropped the others."""
+    (tmp_path / "lib.rs").write_text(CONTEXT + ORIGINAL + "\n\nfn scale(x: u32, by: u32) -> u32 {\n    x * by\n}\n\n"
+                                     "pub fn pick(xs: &[u32], at: usize) -> u32 {\n    let chosen = xs[at];\n"
+                                     "    let twice = scale(chosen, 2);\n    twice\n}\n")
+    decls = extract_paths([str(tmp_path)], ExtractOptions(jobs=1)).declarations
+    whole = repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0, max_compiler_solvable=1.0, in_crate="never"),
+                        solvable=mark_compiler_solvable)
+    flags = {(r.name, r.operator): r.compiler_solvable for r in whole.rows}
+    assert flags["total", "unresolved_name"] is True and flags["total", "immutable_binding"] is True
+    assert flags["pick", "argument_count"] is False  # rustc's help for a missing argument is a placeholder
+    assert flags["total", "conflicting_borrow"] is False  # nor does it say which borrow to drop
+    assert all(isinstance(r.compiler_solvable, bool) for r in whole.rows)
+    solvable = sum(r.compiler_solvable for r in whole.rows)
+    assert 0 < solvable < len(whole.rows)
+    capped = repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0, max_compiler_solvable=0.25, in_crate="never"),
+                         solvable=mark_compiler_solvable)
+    kept = sum(r.compiler_solvable for r in capped.rows)
+    assert kept <= 0.25 * len(capped.rows) and len(capped.rows) == len(whole.rows) - (solvable - kept)
+    reasons = [r["reason"] for r in capped.rejected if r["reason"].startswith("balance")]
+    assert len(reasons) == solvable - kept and all("compiler's help fixes" in r for r in reasons)
