@@ -10,7 +10,7 @@ from synth.extract.model import standalone_source
 from synth.tasks.split import heldout_set, repair_task
 from synth.tasks.baselines import best_free
 from synth.tasks.judge import Judge
-from synth.mutate.in_crate import crate_name_of
+from synth.mutate.in_crate import crate_name_of, feature_sets
 from synth.mutate.balance import balance, cap_solvable
 from synth.mutate.settings import RepairSettings
 from synth.mutate.repair import (LANGS, OPERATOR_CAPS, OperatorStats, balance_rejections, eligible_declarations,
@@ -99,11 +99,14 @@ def planned_mutants(decls, ctx, settings) -> Counter:
         oracle, crate = ctx.oracles.get(lang), _crate_oracle(ctx, settings, lang)
         mutants = make_mutants(mine, operators, ctx.seed, stats, sites_of, apply_edit)
         spliced = [m for m in mutants if crate is not None and m.decl.crate_root]
-        in_crate = dict(zip(map(id, spliced), splice_candidates(
-            [Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken) for m in spliced])))
+        # a mutant is checked in the copy with its declaration's feature set: cached under any of them counts
+        sets = {root: feature_sets(root) for root in sorted({m.decl.crate_root for m in spliced})}
+        variants = [(id(m), Splice(m.decl.crate_root, m.decl.crate_path, m.decl.start_byte, m.decl.end_byte, m.broken,
+                                   features)) for m in spliced for features in sets[m.decl.crate_root]]
+        in_crate = {key for (key, _), candidate in zip(variants, splice_candidates([s for _, s in variants]))
+                    if _cached(crate, candidate)}
         for m in mutants:
-            alone = Candidate.of(standalone_source(m.decl, m.broken))
-            if not (_cached(oracle, alone) or (id(m) in in_crate and _cached(crate, in_crate[id(m)]))):
+            if not (id(m) in in_crate or _cached(oracle, Candidate.of(standalone_source(m.decl, m.broken)))):
                 counts[crate_name_of(m.decl.crate_root)] += 1
     return counts
 

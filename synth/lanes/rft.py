@@ -15,7 +15,7 @@ import dataclasses
 from pathlib import Path
 
 
-from synth.tasks.split import becomes_rl, heldout_set, task_of
+from synth.tasks.split import becomes_rl, capped, heldout_set, task_of
 from synth.tasks.completion import answer_code
 from synth.generation.settings import RftSettings
 from synth.generation.rft import ApiSampler, PolicySampler, Sampled, pairs, run_rft
@@ -82,11 +82,16 @@ class RftLane(Lane):
         return self._tasks(ctx, settings, ctx.task_rows())
 
     def _tasks(self, ctx, settings, rows: list) -> list:
-        tasks = [task for task, _ in rft_tasks(rows, settings.families, heldout_set(ctx.tasks, rows, ctx.seed))]
-        if settings.only_rl:
+        held = heldout_set(ctx.tasks, rows, ctx.seed)
+        if settings.only_rl:  # exactly the RL tasks the run writes: [tasks] families, split, per_group cap
             if ctx.tasks is None:
                 raise ValueError("[lanes.rft] only_rl needs the run to write tasks ([tasks] enabled)")
-            tasks = [t for t in tasks if becomes_rl(t, ctx.tasks, ctx.seed)]
+            tasks = [t for t, _ in rft_tasks(rows, ctx.tasks.families, held) if becomes_rl(t, ctx.tasks, ctx.seed)]
+            if ctx.tasks.per_group:  # the cap picks among each group's tasks of every family, as the split does
+                tasks, _ = capped(tasks, ctx.tasks.per_group, ctx.seed)
+            tasks = [t for t in tasks if t.family in settings.families]
+        else:
+            tasks = [task for task, _ in rft_tasks(rows, settings.families, held)]
         if settings.limit:
             taken = {t.id for t in sorted(tasks, key=lambda t: fingerprint("rft-limit", ctx.seed, t.id))[:settings.limit]}
             tasks = [t for t in tasks if t.id in taken]  # in their own order

@@ -91,6 +91,12 @@ def _crate_verified(root: str, group: list[Declaration], oracle) -> InCrate:
     return out
 
 
+def feature_sets(root: str) -> list[tuple[str, ...]]:
+    """Every feature set a run may check the crate's mutants under: the default ones, then those
+    `_extra_sets` adds (a declaration is verified, and its mutants checked, in one of them)."""
+    return [(), *_extra_sets(root)]
+
+
 def _extra_sets(root: str) -> list[tuple[str, ...]]:
     """Feature sets to check besides the default: all features off by default whose dependencies
     are at hand together, then each alone (up to MAX_FEATURE_SETS)."""

@@ -140,7 +140,8 @@ def plan_run(config: SynthSettings, max_spend: float | None = None) -> dict:
     from synth.llm.response_cache import ResponseCache
     from synth.llm.cost.tokens import count_text
 
-    measured = ((last_stats(config.run.out) or {}).get("summary") or {}).get("stages", {})
+    last = last_stats(config.run.out) or {}
+    measured = last.get("measured") or (last.get("summary") or {}).get("stages", {})  # older stats: the run's own
     # seconds per compiled candidate, where the last run compiled the most
     most = max(measured.values(), key=lambda s: s.get("candidates_compiled") or 0, default={})
     compile_rate = DEFAULT_COMPILE_S
@@ -287,6 +288,15 @@ def write_outputs(out: Path, outputs: dict[str, LaneOutput]) -> None:
         write_jsonl(out / "rejected" / f"{name}.jsonl", rejected)
 
 
+def measured_lanes(summary: RunSummary, previous: dict | None) -> dict:
+    """Per lane, the figures a plan prices it from: this run's where it compiled something, else
+    those the previous stats carried (a run that compiled nothing measured nothing; its figures
+    would send the next plan back to the global rate)."""
+    before = (previous or {}).get("measured") or ((previous or {}).get("summary") or {}).get("stages", {})
+    return {name: lane if lane.get("candidates_compiled") or name not in before else before[name]
+            for name, lane in summary.lanes.items()}
+
+
 def write_stats(out: Path, summary: RunSummary, outputs: dict[str, LaneOutput]) -> None:
     codes = Counter()
     for output in outputs.values():
@@ -304,5 +314,6 @@ def write_stats(out: Path, summary: RunSummary, outputs: dict[str, LaneOutput]) 
         "cost": [{"stage": name, "model": o.model or "-", "usd": summary.lanes[name]["spent_usd"]}
                  for name, o in outputs.items()],
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "measured": measured_lanes(summary, last_stats(out)),
     }
     write_json(out / "stats" / "run.json", stats)

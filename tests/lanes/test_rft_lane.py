@@ -82,6 +82,27 @@ def test_refresh_samples_from_the_newest_adapter_and_only_what_changed(tmp_path,
     assert limited["items"] == 2 and limited["processed"] == 0 and limited["reused"] == 2
 
 
+def test_only_rl_samples_exactly_the_rl_tasks_the_run_writes(tmp_path, policy):
+    """With a per_group cap, a declaration's mutants beyond the cap are no RL task: RFT must not
+    sample them (it did, sampling before the cap)."""
+    model, _, _ = policy
+    crate(tmp_path, "alpha", "plus")
+    config = tmp_path / "synth.toml"
+    config.write_text(
+        '[run]\nout = "run"\ncache_dir = "cache"\n\n[[sources]]\npath = "alpha"\nlang = "rust"\n\n'
+        f'[models.policy]\nprovider = "local"\nmodel = "{model}"\nmax_tokens = 8\n\n'
+        '[lanes.repair]\nenabled = true\n\n[lanes.doclane]\nenabled = true\n\n'
+        '[lanes.rft]\nenabled = true\nmodel = "policy"\nk = 1\nonly_rl = true\n\n'
+        '[tasks]\nheldout_crates = []\nrl_share = 0.99\nper_group = 1\n')
+    rft = run(config)["rft"]
+    rl = [json.loads(line) for line in (tmp_path / "run" / "tasks" / "rl.jsonl").read_text().splitlines()]
+    by_group = {}
+    for task in rl:
+        by_group.setdefault(task["group"], []).append(task["id"])
+    assert rl and all(len(ids) == 1 for ids in by_group.values())  # the cap held in the tasks file
+    assert rft["items"] == len(rl)  # and RFT sampled those, no more
+
+
 def test_a_run_killed_while_sampling_keeps_the_parts_it_finished(tmp_path, policy, monkeypatch):
     from synth.generation.rft import PolicySampler
     from synth.lanes.rft import RftLane

@@ -19,3 +19,36 @@ def test_each_crate_is_priced_from_its_own_figures_and_a_new_one_from_their_mean
 def test_without_a_measured_run_the_global_rate_is_used():
     assert compile_seconds({"a": 40}, {}, DEFAULT_COMPILE_S) == pytest.approx(40 * DEFAULT_COMPILE_S)
     assert compile_seconds({"a": 40}, {"seconds": 5.0, "crates_compiled": {}}, 0.2) == pytest.approx(8.0)
+
+
+def test_a_run_that_compiles_nothing_keeps_the_figures_the_next_plan_prices_from(tmp_path, capsys):
+    import json
+    from synth.cli.main import main
+    crate = tmp_path / "tiny"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n')
+    lib = crate / "src" / "lib.rs"
+    original = "".join(f"pub fn add_{i}(x: u64, y: u64) -> u64 {{\n    let z = x + y * {i};\n    z\n}}\n\n"
+                       for i in range(4))
+    lib.write_text(original)
+    config = tmp_path / "synth.toml"
+    config.write_text(f'[run]\nout = "run"\ncache_dir = "cache"\n\n[[sources]]\npath = "{crate}"\nlang = "rust"\n\n'
+                      '[lanes.repair]\nenabled = true\nin_crate = "always"\n')
+
+    def synth(*argv) -> dict:
+        assert main([*argv, "--config", str(config), "--json"]) == 0
+        return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+    def plan_after_an_edit() -> dict:
+        lib.write_text(original.replace("x + y * 2", "x * 2 + y"))  # one function changes
+        (row,) = synth("plan")["stages"]
+        lib.write_text(original)
+        return row
+
+    assert synth("run")["stages"]["repair"]["candidates_compiled"] > 0
+    first = plan_after_an_edit()
+    again = synth("run")  # nothing changed: nothing compiled, nothing measured
+    assert again["stages"]["repair"]["candidates_compiled"] == 0
+    second = plan_after_an_edit()
+    assert first["attrition"] == second["attrition"] == "measured" and first["compiler_candidates"] > 0
+    assert second == first  # priced from the run that measured, not from the global rate

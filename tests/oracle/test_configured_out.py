@@ -102,3 +102,38 @@ def test_only_what_the_compiler_saw_is_verified_each_with_its_features(gated):
     assert recipe["extra_features"] == ["kv"] and recipe["features"] == ["default", "kv", "std"]
     assert all(r["broken_verification"]["passed"] is False for r in kv_rows)
     assert recheck_row(kv_rows[0], crate_dir=gated)["agree"]  # checked again with the features it records
+
+
+def test_the_plan_counts_a_feature_copys_cached_verdicts_as_cached(tmp_path, capsys):
+    """Mutants of `kv` code are checked in the copy with `kv` on; a plan whose items are all to do
+    again (diff answers: the same mutants, other rows) has nothing left to compile, their verdicts
+    cached (it priced them as new, looking them up under the default features only)."""
+    from synth.cli.main import main
+    gated = tmp_path / "kv_only"  # the facade's code that some feature set compiles, and nothing else
+    (gated / "src").mkdir(parents=True)
+    (gated / "Cargo.toml").write_text('[package]\nname = "kv_only"\nversion = "0.1.0"\nedition = "2021"\n\n'
+                                      '[features]\ndefault = []\nkv = []\n')
+    (gated / "src" / "lib.rs").write_text(LIB.split('#[cfg(feature = "broken")]')[0])
+
+    def config(out: str, extra: str = "") -> str:
+        path = tmp_path / f"{out}.toml"
+        path.write_text(f'[run]\nout = "{out}"\ncache_dir = "cache"\n\n[[sources]]\npath = "{gated}"\nlang = "rust"\n\n'
+                        f'[lanes.repair]\nenabled = true\nin_crate = "always"\n{extra}')
+        return str(path)
+
+    def synth(*argv) -> dict:
+        assert main([*argv, "--json"]) == 0
+        return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+    cold = synth("plan", "--config", config("a"))
+    assert cold["stages"][0]["compiler_candidates"] > 0
+    ran = synth("run", "--config", config("a"))
+    assert ran["stages"]["repair"]["rows"] > 0
+    assert any(r["name"] == "key_len" for r in _rows(tmp_path / "a"))  # some rows come from the kv copy
+    fresh = synth("plan", "--config", config("b", "diff = true\n"))  # every item to do again, its verdicts cached
+    assert fresh["stages"][0]["items"] == cold["stages"][0]["items"] and fresh["stages"][0]["compiler_candidates"] == 0
+
+
+def _rows(out: Path) -> list[dict]:
+    from synth.rows.pack import read_rows
+    return read_rows(out / "rows" / "repair.jsonl")
