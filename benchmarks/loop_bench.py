@@ -22,7 +22,7 @@ import json
 import shutil
 from pathlib import Path
 
-from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired
+from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, turn_gain
 
 RATES = ("compile_rate", "pass_at_1")
 COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words", "best_free")
@@ -116,6 +116,10 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
         out = {"heldout_tasks": evals["base"]["families"][family]["tasks"], **rates,
                "sft_vs_base": paired(evals["base"], evals["sft"], family, seed),
                "grpo_vs_sft": paired(evals["sft"], grpo, family, seed)}
+        named = {"base": evals["base"], "sft": evals["sft"], "grpo": grpo}
+        if any("turns" in r["families"].get(family, {}) for r in named.values()):  # compile-feedback turns
+            out["turns"] = {name: r["families"][family].get("turns") for name, r in named.items()}
+            out["turn_gain"] = {name: turn_gain(r, family, seed) for name, r in named.items()}
         if family == "repair":
             out["baselines"] = {"unchanged": _rate(evals["unchanged"], family),
                                 "one_shot_base": _rate(evals["one_shot_base"], family),

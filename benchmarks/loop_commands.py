@@ -73,6 +73,20 @@ def data_figures(run: Path, data: dict) -> dict:
             "stages": data.get("stages"), "notes": data.get("notes")}
 
 
+def turn_gain(result: dict, family: str, seed: int) -> dict | None:
+    """Within one evaluation with compile-feedback turns: the last turn's compile rate against the
+    first's, paired by task (clustered by declaration); None without turns."""
+    from synth.tasks.passk import compare_results
+    from training.run.profile import EvalSettings
+    mine = {t: p for t, p in result["per_task"].items() if p["family"] == family and "solved_by_turn" in p}
+    if not mine:
+        return None
+    first, last = ({"per_task": {t: {**p, "turn": p["solved_by_turn"][at]} for t, p in mine.items()}} for at in (0, -1))
+    settings = EvalSettings()
+    gate = compare_results(first, last, settings.bootstrap, settings.confidence, seed, family, "turn")
+    return {"delta": round(gate["delta"], 4), "ci95": [round(gate["ci"][0], 4), round(gate["ci"][1], 4)]}
+
+
 def paired(before: dict, after: dict, family: str, seed: int) -> dict:
     """The change from one evaluation to another on `family`'s tasks, per rate: delta and ci95 (as
     `synth eval --baseline` computes it, with the eval profile's default resamples and confidence)."""

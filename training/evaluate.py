@@ -23,6 +23,7 @@ from pathlib import Path
 from oracles.errors import InputError
 from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
 from synth.tasks.completion import answer_code, code_is_final
+from synth.tasks.feedback import feedback_task, sent_back
 from synth.rows.jsonl import write_json, write_jsonl
 from synth.tasks.judge import Judge, Outcome
 from synth.tasks.passk import compare_results, pass_at_k
@@ -53,11 +54,12 @@ def model_answers(settings: EvalSettings, sampler):
     """Answers of a local model (synth/llm/local.py), as the settings say."""
     shots = worked_examples(settings)
 
-    def answer(tasks: list[Task]) -> list[list[str]]:
+    def answer(tasks: list[Task], k: int | None = None) -> list[list[str]]:
+        """`k` completions a task (default: `samples`, one when greedy); a feedback turn asks one."""
         prompts = [serve_prompt(t.prompt, shots.get(t.family, ())) for t in tasks]
         if settings.decoding == "greedy":
             return [[c] for c in sampler.greedy(prompts, settings.batch_size, until=code_is_final)]
-        return sampler.complete(prompts, k=settings.samples, greedy=False, batch_size=settings.batch_size,
+        return sampler.complete(prompts, k=k or settings.samples, greedy=False, batch_size=settings.batch_size,
                                 until=code_is_final)
     return answer
 
@@ -87,7 +89,8 @@ def file_answers(path: str | Path):
             continue
         try:
             entry = json.loads(line)
-            given.setdefault(str(entry["id"]), []).append(str(entry["answer"]))
+            if entry.get("turn", 1) == 1:  # a later turn's answer is not a sample of the task
+                given.setdefault(str(entry["id"]), []).append(str(entry["answer"]))
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{path}:{number}: not an {{\"id\", \"answer\"}} line ({exc})") from exc
 
@@ -98,21 +101,28 @@ def file_answers(path: str | Path):
 
 def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], name: str) -> dict:
     """Every task's answers (`answer(tasks)`: completions per task, None where it does not apply)
-    judged in one batched call; results per task, per family and overall."""
+    judged in one batched call; results per task, per family and overall. With `turns` > 1, each
+    answer the compiler rejects goes back with its errors (synth/tasks/feedback.py) for another
+    answer, up to `turns` answers in all; the results are the first turn's, and `solved_by_turn`
+    (per task) and `turns` (per family) say what the later turns added."""
     if settings.decoding == "sample" and settings.samples < settings.k:
         raise InputError(f"eval.samples ({settings.samples}) must be at least eval.k ({settings.k})")
     completions = answer(tasks)
     answered = [(t, c) for t, c in zip(tasks, completions) if c is not None]
     flat_tasks = [t for t, cs in answered for _ in cs]
     outcomes = judge.judge(flat_tasks, [c for _, cs in answered for c in cs])
+    by_turn, later = turns_of(settings.turns, answer, judge, flat_tasks, [c for _, cs in answered for c in cs], outcomes)
     per_task, kept, start, every = {}, {}, 0, []
     for task, mine in answered:
         got = outcomes[start:start + len(mine)]
-        start += len(mine)
         per_task[task.id] = task_result(task, mine, got, settings.k)
+        if settings.turns > 1:
+            per_task[task.id]["solved_by_turn"] = [sum(turn[start:start + len(mine)]) / len(mine) for turn in by_turn]
+        start += len(mine)
         kept.setdefault(task.family, []).extend((task.id, c) for c in mine[:1])
         every += [{"id": task.id, "sample": n, "answer": c, "solved": o.solved, "passed": o.passed,
                    "refused": o.refused, "first_error": o.first_error} for n, (c, o) in enumerate(zip(mine, got))]
+    every += later
     families = {family: family_result([p for p in per_task.values() if p["family"] == family], settings.k)
                 for family in FAMILIES if any(p["family"] == family for p in per_task.values())}
     for family, samples in kept.items():
@@ -121,6 +131,28 @@ def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], na
             "summary": family_result(list(per_task.values()), settings.k), "families": families,
             "per_task": per_task, "settings": settings.model_dump(), "answers": every,
             "oracle": {"check_calls": judge.calls, "completions_checked": judge.checked}}
+
+
+def turns_of(turns: int, answer, judge: Judge, tasks: list[Task], completions: list[str], outcomes: list[Outcome]):
+    """Per turn, which answers count by then (one flag per sample), and the later turns' answers
+    as `NAME.answers.jsonl` keeps them. Each turn, the answers the compiler rejected go back with
+    its errors as one new answer each, judged in one batched call like the first ones."""
+    codes = [answer_code(c) for c in completions]
+    current, by_turn, kept = list(outcomes), [[o.solved for o in outcomes]], []
+    numbers, seen = [], Counter()  # each answer's number among its task's samples, as the first turn counts them
+    for task in tasks:
+        numbers.append(seen[task.id])
+        seen[task.id] += 1
+    for turn in range(2, turns + 1):
+        again = [i for i, o in enumerate(current) if not o.solved and sent_back(codes[i], o.verdict)]
+        if again:
+            replies = [r[0] for r in answer([feedback_task(tasks[i], codes[i], current[i].verdict) for i in again], k=1)]
+            for i, reply, o in zip(again, replies, judge.judge([tasks[i] for i in again], replies)):
+                current[i], codes[i] = o, answer_code(reply)
+                kept.append({"id": tasks[i].id, "sample": numbers[i], "turn": turn, "answer": reply, "solved": o.solved,
+                             "passed": o.passed, "refused": o.refused, "first_error": o.first_error})
+        by_turn.append([o.solved for o in current])
+    return by_turn, kept
 
 
 def task_result(task: Task, completions: list[str], outcomes: list[Outcome], k: int) -> dict:
@@ -149,6 +181,9 @@ def family_result(results: list[dict], k: int) -> dict:
            "failures": dict(Counter(f for r in results for f in r["failures"]).most_common())}
     if results and all(f"pass@{k}" in r for r in results):
         out[f"pass@{k}"] = round(_mean([r[f"pass@{k}"] for r in results]), 4)
+    if results and all("solved_by_turn" in r for r in results):  # the compile rate after each turn
+        out["turns"] = [round(_mean([r["solved_by_turn"][t] for r in results]), 4)
+                        for t in range(len(results[0]["solved_by_turn"]))]
     if results and all("exact" in r for r in results):
         out["exact_rate"] = round(_mean([r["exact"] for r in results]), 4)
         out["deleted_rate"] = round(_mean([r["deleted"] for r in results]), 4)
@@ -191,6 +226,8 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     oracles = build_oracles({t.lang for t in tasks}, oracle_settings)
     crate = build_oracle("cargo-crate", oracle_settings) if any(t.in_crate for t in tasks) else None
     judge = Judge(oracles, crate)
+    if answers and settings.turns > 1:
+        raise InputError("eval.turns > 1 needs a model (answers made elsewhere, or a baseline, get no second turn)")
     try:
         if answers and (answers.endswith(".jsonl") or Path(answers).is_file()):
             result = evaluate(settings, file_answers(answers), judge, tasks, f"answers:{answers}")

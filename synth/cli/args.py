@@ -162,6 +162,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--decoding", choices=["greedy", "sample"], help="default: [eval] decoding of the profile")
     evaluate.add_argument("--shots", type=int, help="worked examples per family shown before each task (from --examples)")
     evaluate.add_argument("--examples", help="tasks file the worked examples come from (e.g. RUN/tasks/rl.jsonl)")
+    evaluate.add_argument("--turns", type=int, help="answers in all per sample: one the compiler rejects goes back "
+                          "with its errors for another (compile@1, compile@2, ... per family)")
     evaluate.add_argument("--family", choices=["codegen", "repair"], help="only the tasks of this family")
     evaluate.add_argument("--answers", metavar="BASELINE|FILE",
                           help="no model: judge a baseline's answers (unchanged: the broken code; rustc: its "

@@ -242,9 +242,12 @@ def cmd_train(args) -> int:
 def cmd_eval(args) -> int:
     from training.evaluate import run_eval
     from training.run.profile import load_profile
+    if args.turns is not None and args.turns < 1:
+        raise UsageError("--turns must be at least 1 (the first answer)")
     profile = load_profile(args.profile)
     settings = profile.eval.model_copy(update={k: v for k, v in (("decoding", args.decoding), ("shots", args.shots),
-                                                                 ("examples", args.examples)) if v is not None})
+                                                                 ("examples", args.examples), ("turns", args.turns))
+                                                   if v is not None})
     baseline = _read_json(args.baseline, "baseline evaluation") if args.baseline else None
     result = run_eval(settings, args.model or profile.model, args.adapter, profile.oracle, args.out,
                       baseline=baseline, seed=profile.seed, tasks_path=args.tasks or settings.tasks,

@@ -51,11 +51,6 @@ def declaration_id(path: str, kind: str, name: str, start_byte: int, digest: str
     return hashlib.sha256(f"{path}\0{kind}\0{name}\0{start_byte}\0{digest}".encode()).hexdigest()[:16]
 
 
-def language_and_fence(lang: str) -> tuple[str, str]:
-    """How prompts name a language, and the tag of its code fences."""
-    return ("Rust", "rust") if lang == "rust" else ("Vox", "vox")
-
-
 def standalone_source(decl: Declaration, answer: str | None = None) -> str:
     """The file an oracle checks for this declaration (or for another answer in its place)."""
     answer = decl.clean_text if answer is None else answer

@@ -26,9 +26,9 @@ from synth.generation.settings import BacktranslateSettings
 from oracles.verdict import Candidate, Verdict
 from synth.tasks.completion import answer_code, defines, definition_of, is_hollow
 from synth.extract.package import package_of
-from synth.extract.model import Declaration, crate_name, language_and_fence, standalone_source
+from synth.extract.model import Declaration, crate_name, standalone_source
 from synth.llm.request import BudgetExceeded, CallFailed
-from synth.prompting.templates import system_prompt, template, template_hash
+from synth.prompting.templates import language_and_fence, system_prompt, template, template_hash
 from synth.rows.row import Provenance, Row, make_row
 
 from .instructions import instruction_problems, row_prompt

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from synth.extract.model import Declaration, language_and_fence
-from synth.prompting.templates import with_context
+from synth.extract.model import Declaration
+from synth.prompting.templates import language_and_fence, with_context
 
 MIN_CHARS, MAX_CHARS = 40, 1500
 MIN_COPIED_LINE = 25  # a line of the answer this long found verbatim in the instruction is a leak

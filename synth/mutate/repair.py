@@ -12,16 +12,16 @@ from pathlib import Path
 
 from oracles.verdict import Candidate, Verdict
 from synth.extract.package import package_of
-from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, language_and_fence, standalone_source
+from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, standalone_source
 from synth.settings.fit import Fit
 from synth.rows.jsonl import write_json, write_jsonl
 from synth.rows.pack import write_rows
-from synth.prompting.templates import system_prompt, template, template_hash
+from synth.prompting.templates import language_and_fence, system_prompt, template, template_hash
 from synth.rows.row import Provenance, Row, Verification, make_row
 
 from synth.mutate.settings import RepairSettings
 from synth.mutate.operators.rust import RUST_OPERATORS, Operator, apply, rust_sites
-from synth.mutate.diagnostics import answer_offset, render_diagnostics
+from synth.tasks.diagnostics import render_diagnostics
 from synth.mutate.balance import balance, cap_solvable, seeded_rng
 from synth.mutate.in_crate import InCrate, crate_jobs, crate_originals, crate_recipe, funnel
 from synth.mutate.operators.vox import RETIRED_OPERATORS, VOX_OPERATORS, vox_apply, vox_sites
@@ -162,6 +162,11 @@ def balance_rejections(dropped: list[Row], capped: list[Row], settings: RepairSe
     solvable = f"balance: over {settings.max_compiler_solvable:.0%} of rows the compiler's help fixes"
     return [{"decl": r.provenance.decl_hash, "operator": r.operator, "reason": why, "row_id": r.id}
             for rows, why in ((dropped, share), (capped, solvable)) for r in rows]
+
+
+def answer_offset(decl: Declaration) -> int:
+    """Lines of the standalone file before the declaration's first line."""
+    return (decl.context + decl.wrapper_head).count("\n")
 
 
 def repair_prompt(decl: Declaration, broken: str, diagnostics: str, diff: bool) -> str:

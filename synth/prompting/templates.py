@@ -30,3 +30,8 @@ def with_context(instruction: str, context: str, fence: str = "rust") -> str:
         return instruction.strip()
     return (f"These declarations already exist; use them, do not write them again:\n```{fence}\n{context.strip()}\n```"
             f"\n\n{instruction.strip()}")
+
+
+def language_and_fence(lang: str) -> tuple[str, str]:
+    """How prompts name a language, and the tag of its code fences."""
+    return ("Rust", "rust") if lang == "rust" else ("Vox", "vox")

@@ -15,7 +15,8 @@ from synth.extract.extract import ExtractOptions
 from synth.extract.model import Declaration, standalone_source
 from synth.rust_syntax import rust_parser
 from synth.extract.vox import parse_vox
-from synth.mutate.diagnostics import answer_offset, render_diagnostics
+from synth.mutate.repair import answer_offset
+from synth.tasks.diagnostics import render_diagnostics
 from synth.mutate.repair import RepairSettings, balance, repair_rows, write_run
 from synth.rows.row import Provenance, make_row
 

@@ -84,6 +84,8 @@ class EvalSettings(_Strict):
     dtype: Literal["float32", "bfloat16"] = ModelSettings.model_fields["dtype"].default  # the weights while generating
     shots: int = Field(0, ge=0)  # worked examples (from `examples`) shown before each task, per family
     examples: str = ""  # a tasks file whose tasks (with their reference answers) are the worked examples
+    # answers in all per sample: one the compiler rejects goes back with its errors for another (compile feedback)
+    turns: int = Field(1, gt=0)
     bootstrap: int = Field(2000, gt=99)
     confidence: float = Field(0.95, gt=0.5, lt=1)
 

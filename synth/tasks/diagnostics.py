@@ -1,15 +1,10 @@
-"""How a mutant's compiler errors are shown in its repair prompt: each error with its code and
-message, where it is in the declaration as the prompt shows it, the line it points at with a caret
-under the span (as rustc prints it), and rustc's notes and suggestions."""
+"""How compiler errors are shown to a model: each error with its code and message, where it is in
+the declaration as the prompt shows it, the line it points at with a caret under the span (as
+rustc prints it), and rustc's notes. Repair rows show their mutant's errors so; a
+compile-feedback turn shows an answer's own (synth/tasks/feedback.py)."""
 from __future__ import annotations
 
 from oracles.verdict import Verdict
-from synth.extract.model import Declaration
-
-
-def answer_offset(decl: Declaration) -> int:
-    """Lines of the standalone file before the declaration's first line."""
-    return (decl.context + decl.wrapper_head).count("\n")
 
 
 def render_diagnostics(verdict: Verdict, shown: str, offset: int = 0) -> str:

@@ -1,0 +1,40 @@
+"""Compile-feedback turns: an answer the compiler rejected goes back to the model with rustc's
+errors, as a repair prompt whose broken declaration is the answer itself (the prompt a repair row
+teaches, so a model trained on synth's repair rows reads it as it reads them). The task is
+otherwise the same: the next answer is placed and judged as the first one was."""
+from __future__ import annotations
+
+from oracles.verdict import Verdict
+from synth.prompting.templates import language_and_fence, template
+from synth.tasks.diagnostics import render_diagnostics
+from synth.tasks.task import Task
+
+
+def lines_before(task: Task, code: str) -> int:
+    """Lines of the checked file before the answer's first line, as the verdict counts them (a
+    crate check reports its lines in the declaration's own already)."""
+    if task.in_crate is not None:
+        return 0
+    source = task.source(code)
+    at = source.find(code) if code else -1
+    return source[:at].count("\n") if at >= 0 else 0
+
+
+def feedback_prompt(task: Task, code: str, verdict: Verdict) -> str:
+    """The repair prompt for `code`, the answer `verdict` rejected, in the task's context."""
+    language, fence = language_and_fence(task.lang)
+    diagnostics = render_diagnostics(verdict, code, lines_before(task, code)) or "error: it does not compile"
+    return template("repair").format(language=language, fence=fence, context=task.context.rstrip() or "(none)",
+                                     owner="", broken=code.rstrip(), diagnostics=diagnostics,
+                                     instruction="Reply with the corrected declaration only.").strip()
+
+
+def feedback_task(task: Task, code: str, verdict: Verdict) -> Task:
+    """The task of the next turn: the same check, the feedback as its prompt."""
+    return task.model_copy(update={"prompt": feedback_prompt(task, code, verdict)})
+
+
+def sent_back(code: str, verdict: Verdict | None) -> bool:
+    """Whether an answer gets another turn: it has code and the compiler rejected it (an answer
+    that compiles but does not count has no error to show)."""
+    return bool(code.strip()) and verdict is not None and not verdict.passed

@@ -1,0 +1,90 @@
+"""Compile-feedback turns (`synth eval --turns N`): an answer rustc rejects goes back with rustc's
+errors, placed in the declaration as a repair prompt shows them, for another answer, judged like
+the first on real rustc; what each turn adds is reported per family and per task, and every
+turn's answers are kept."""
+import json
+
+import pytest
+
+from synth.tasks.feedback import feedback_prompt
+from synth.tasks.judge import Judge
+from synth.tasks.task import Task
+from training.evaluate import answers_path, evaluate, file_answers
+from training.run.profile import EvalSettings
+
+CONTEXT = "fn len_of(s: &str) -> usize {\n    s.len()\n}\n"
+FIXED = "pub fn size(s: &str) -> usize {\n    let n = len_of(s);\n    n\n}"
+BROKEN = "pub fn size(s: &str) -> usize {\n    let n = len_of();\n    n\n}"  # E0061, on its line 2
+
+
+def codegen(name: str) -> Task:
+    return Task(id=name, lang="rust", prompt=f"Write `size` ({name}).", context=CONTEXT, must_define=["fn size"],
+                reference=FIXED)
+
+
+class Model:
+    """Stands in for the model: `fixes` answers right after seeing rustc's error, `right` at once,
+    `stuck` never; it records the prompts it was sent."""
+    name = "scripted"
+
+    def __init__(self):
+        self.prompts = []
+
+    def __call__(self, tasks, k=None):
+        self.prompts += [t.prompt for t in tasks]
+        out = []
+        for t in tasks:
+            feedback = "The compiler says:" in t.prompt
+            right = "right" in t.id or (t.id == "fixes" and feedback)
+            out.append([f"```rust\n{FIXED if right else BROKEN}\n```"])
+        return out
+
+
+def test_a_rejected_answer_goes_back_with_rustcs_error_placed_in_it(rust_oracle):
+    task = codegen("fixes")
+    verdict = rust_oracle.check([__import__("oracles.verdict", fromlist=["Candidate"]).Candidate.of(task.source(BROKEN))])[0]
+    prompt = feedback_prompt(task, BROKEN, verdict)
+    assert "error[E0061]" in prompt and BROKEN in prompt and CONTEXT.strip() in prompt
+    assert "--> line 2," in prompt and "len_of();" in prompt.split("--> line 2,")[1]  # its own line, not the file's
+
+
+@pytest.mark.parametrize("turns", [2, 3])
+def test_turns_report_what_each_adds_and_keep_every_answer(tmp_path, rust_oracle, turns):
+    tasks = [codegen(n) for n in ("fixes", "right", "stuck")]
+    model, judge = Model(), Judge({"rust": rust_oracle})
+    settings = EvalSettings(decoding="greedy", k=1, samples=1, turns=turns)
+    result = evaluate(settings, model, judge, tasks, model.name)
+    assert result["families"]["codegen"]["turns"] == [round(1 / 3, 4)] + [round(2 / 3, 4)] * (turns - 1)
+    assert result["families"]["codegen"]["compile_rate"] == round(1 / 3, 4)  # the first turn's, as without turns
+    assert result["per_task"]["fixes"]["solved_by_turn"] == [0.0] + [1.0] * (turns - 1)
+    assert result["per_task"]["stuck"]["solved_by_turn"] == [0.0] * turns
+    feedback = [p for p in model.prompts if "The compiler says:" in p]
+    assert len(feedback) == 2 + (turns - 2)  # fixes and stuck at turn 2, then stuck alone
+    later = [(a["id"], a["turn"], a["solved"]) for a in result["answers"] if a.get("turn", 1) > 1]
+    assert later[:2] == [("fixes", 2, True), ("stuck", 2, False)] and len(later) == len(feedback)
+    from benchmarks.loop_commands import turn_gain
+    gain = turn_gain(result, "codegen", seed=0)  # what the loop reports: last turn - first, paired by task
+    assert gain["delta"] == pytest.approx(1 / 3, abs=1e-4) and gain["ci95"][0] <= gain["delta"] <= gain["ci95"][1]
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text("".join(json.dumps(a) + "\n" for a in result["answers"]))
+    assert file_answers(kept)(tasks) == [[f"```rust\n{BROKEN}\n```"], [f"```rust\n{FIXED}\n```"],
+                                         [f"```rust\n{BROKEN}\n```"]]  # a later turn is no extra sample
+
+
+def test_one_turn_is_the_evaluation_as_it_was(rust_oracle):
+    tasks = [codegen(n) for n in ("fixes", "right")]
+    result = evaluate(EvalSettings(decoding="greedy", k=1, samples=1), Model(), Judge({"rust": rust_oracle}), tasks, "m")
+    assert "turns" not in result["families"]["codegen"] and "solved_by_turn" not in result["per_task"]["fixes"]
+    assert all("turn" not in a for a in result["answers"])
+
+
+def test_turns_need_a_model(tmp_path):
+    from oracles.errors import InputError
+    from oracles.settings import OracleSettings
+    from synth.rows.jsonl import write_jsonl
+    from training.evaluate import run_eval
+    write_jsonl(tmp_path / "tasks.jsonl", [codegen("fixes").model_dump()])
+    with pytest.raises(InputError, match="turns > 1 needs a model"):
+        run_eval(EvalSettings(turns=2), None, None, OracleSettings(), tmp_path / "e.json",
+                 tasks_path=str(tmp_path / "tasks.jsonl"), answers="unchanged")
+    assert not answers_path(tmp_path / "e.json").exists()
