@@ -226,8 +226,8 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     oracles = build_oracles({t.lang for t in tasks}, oracle_settings)
     crate = build_oracle("cargo-crate", oracle_settings) if any(t.in_crate for t in tasks) else None
     judge = Judge(oracles, crate)
-    if answers and settings.turns > 1:
-        raise InputError("eval.turns > 1 needs a model (answers made elsewhere, or a baseline, get no second turn)")
+    if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
+        settings = settings.model_copy(update={"turns": 1})
     try:
         if answers and (answers.endswith(".jsonl") or Path(answers).is_file()):
             result = evaluate(settings, file_answers(answers), judge, tasks, f"answers:{answers}")

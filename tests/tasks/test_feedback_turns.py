@@ -9,7 +9,7 @@ import pytest
 from synth.tasks.feedback import feedback_prompt
 from synth.tasks.judge import Judge
 from synth.tasks.task import Task
-from training.evaluate import answers_path, evaluate, file_answers
+from training.evaluate import evaluate, file_answers
 from training.run.profile import EvalSettings
 
 CONTEXT = "fn len_of(s: &str) -> usize {\n    s.len()\n}\n"
@@ -78,13 +78,14 @@ def test_one_turn_is_the_evaluation_as_it_was(rust_oracle):
     assert all("turn" not in a for a in result["answers"])
 
 
-def test_turns_need_a_model(tmp_path):
-    from oracles.errors import InputError
+def test_answers_made_elsewhere_get_one_turn(tmp_path):
+    """A baseline or a file of answers has nothing to say to the compiler's errors: with the
+    profile's turns > 1 it is judged once, as without turns (the loop evaluates its baselines so)."""
     from oracles.settings import OracleSettings
     from synth.rows.jsonl import write_jsonl
     from training.evaluate import run_eval
     write_jsonl(tmp_path / "tasks.jsonl", [codegen("fixes").model_dump()])
-    with pytest.raises(InputError, match="turns > 1 needs a model"):
-        run_eval(EvalSettings(turns=2), None, None, OracleSettings(), tmp_path / "e.json",
-                 tasks_path=str(tmp_path / "tasks.jsonl"), answers="unchanged")
-    assert not answers_path(tmp_path / "e.json").exists()
+    result = run_eval(EvalSettings(turns=2), None, None, OracleSettings(), tmp_path / "e.json",
+                      tasks_path=str(tmp_path / "tasks.jsonl"), answers="reference")
+    assert result["settings"]["turns"] == 1 and "turns" not in result["families"]["codegen"]
+    assert result["families"]["codegen"]["compile_rate"] == 1.0
