@@ -8,6 +8,8 @@ A thin driver over the commands a user runs (examples/loop/: the config and the 
     synth eval --model BASE [--shots 1 --family repair]     the base model (and shown one worked example)
     synth train sft --profile examples/loop/profile.toml    LoRA SFT on the snapshot
     synth eval --model SFT --baseline base.json
+    synth selfrepair --answers base=... --answers sft=...  the two models' rejected codegen answers as tasks
+    synth eval --tasks RUN/tasks/selfrepair.jsonl --turns 1 (base, SFT, GRPO): repairing real mistakes
     synth train grpo --model SFT                            GRPO, the compiler as reward
     synth eval --model SFT --adapter GRPO --baseline sft.json
 
@@ -69,6 +71,11 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
         name = "sft" if number == rounds else f"sft_round{number}"
         evals[name] = loop.eval(f"eval_{name}", name, "--model", sft_model, baseline="base")
         history.append(round_figures(number, data, evals[name], history[-1]["eval"] if history else None, seed))
+    selfrepair = selfrepair_tasks(loop, ("base", "sft"))
+    if selfrepair is not None:
+        for name, model in (("base", base), ("sft", sft_model)):
+            evals[f"selfrepair_{name}"] = loop.eval(f"eval_selfrepair_{name}", f"selfrepair_{name}", "--model", model,
+                                                    "--turns", "1", tasks=selfrepair)
     steps = ["--max-steps", str(grpo_steps)] if grpo_steps else []
     grpo_ok = loop.train("grpo", "grpo", run / "grpo", "--model", sft_model, "--tasks", run / "tasks" / "rl.jsonl",
                          *steps) == 0
@@ -76,9 +83,13 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
     if grpo_ok:
         evals["grpo"] = loop.eval("eval_grpo", "grpo", "--model", sft_model, "--adapter", run / "grpo" / "adapter",
                                   baseline="sft")
+        if selfrepair is not None:
+            evals["selfrepair_grpo"] = loop.eval("eval_selfrepair_grpo", "selfrepair_grpo", "--model", sft_model,
+                                                 "--adapter", run / "grpo" / "adapter", "--turns", "1",
+                                                 tasks=selfrepair)
     models = {"base": {"model": base, "adapter": None}, "sft": {"model": sft_model, "adapter": None},
               "grpo": {"model": sft_model, "adapter": str(run / "grpo" / "adapter") if grpo_ok else None}}
-    result = summary(evals, data, loop, grpo_ok, grpo_manifest, models, seed)
+    result = summary(evals, data, loop, grpo_ok, grpo_manifest, models, seed, run)
     if rounds > 1:
         result["rounds"] = [{k: v for k, v in r.items() if k != "eval"} for r in history]
     if "mens" in ablate:
@@ -89,6 +100,17 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
         result["ablations"] = run_ablations(loop, arms, sft_steps, seed)
     result["seconds"] = {**loop.seconds, "total": round(sum(loop.seconds.values()), 1)}
     return result
+
+
+def selfrepair_tasks(loop: Loop, names: tuple[str, ...]) -> Path | None:
+    """`synth selfrepair`: the held-out codegen answers of these models that rustc rejected, as
+    tasks (RUN/tasks/selfrepair.jsonl); None when there are none."""
+    out = loop.out / "tasks" / "selfrepair.jsonl"
+    answers = [a for name in names for a in ("--answers", f"{name}={loop.out / 'eval' / f'{name}.answers.jsonl'}")]
+    if loop.synth("selfrepair", "selfrepair", "--profile", loop.profile, "--tasks", loop.out / "tasks" / "heldout.jsonl",
+                  *answers, "--out", out, "--json") != 0:
+        raise RuntimeError("synth selfrepair failed (see its output above)")
+    return out if out.read_text().strip() else None
 
 
 def round_figures(number: int, data: dict, result: dict, previous: dict | None, seed: int) -> dict:
@@ -104,7 +126,8 @@ def round_figures(number: int, data: dict, result: dict, previous: dict | None, 
     return out
 
 
-def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: dict, models: dict, seed: int) -> dict:
+def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: dict, models: dict, seed: int,
+            run: Path) -> dict:
     from training.run.profile import load_profile
     grpo = evals.get("grpo") or evals["sft"]  # an inert GRPO adapter is the SFT model
     families = {}
@@ -136,6 +159,8 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
             out["by_compiler_solvable"] = by_compiler_solvable(models, family)
             out["old_operators"] = rates_on(models, family, lambda t, p: p.get("operator") in OLD_OPERATORS)
         families[family] = out
+    if "selfrepair_base" in evals:
+        families["selfrepair"] = selfrepair_figures(evals, run / "tasks" / "selfrepair.jsonl", seed)
     codegen = families.get("codegen", {})
     zero_std = grpo_manifest.get("frac_reward_zero_std", [])
     return {"source": "corpus", "heldout_tasks": codegen.get("heldout_tasks", 0),
@@ -147,6 +172,22 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
             "frac_reward_zero_std": zero_std, "grpo_probe": (grpo_manifest.get("data") or {}).get("probe"),
             "grpo_rewards": grpo_manifest.get("reward_components"), "models": models,
             "settings": {"profile": load_profile(loop.profile).model_dump(), "seed": seed, "decoding": "greedy"}}
+
+
+def selfrepair_figures(evals: dict, tasks_path: Path, seed: int) -> dict:
+    """The models on the held-out self-repair tasks (the base and SFT models' own rejected codegen
+    answers), in the shape of the other families; whose mistakes they are, and each model on its own."""
+    named = {"base": evals["selfrepair_base"], "sft": evals["selfrepair_sft"],
+             "grpo": evals.get("selfrepair_grpo") or evals["selfrepair_sft"]}
+    makers = {t["id"]: t.get("made_by", "").split(",") for t in map(json.loads, tasks_path.read_text().splitlines())}
+    out = {"heldout_tasks": named["base"]["families"].get("selfrepair", {}).get("tasks", 0),
+           "made_by": {name: sum(name in m for m in makers.values()) for name in ("base", "sft")},
+           **{name: _rates(r, "selfrepair") for name, r in named.items()},
+           "sft_vs_base": paired(named["base"], named["sft"], "selfrepair", seed),
+           "grpo_vs_sft": paired(named["sft"], named["grpo"], "selfrepair", seed)}
+    out["on_own_mistakes"] = {name: rates_on(named, "selfrepair", lambda t, p, name=name: name in makers.get(t, ()))
+                              for name in ("base", "sft")}
+    return out
 
 
 def where_fails(baseline: dict, model: dict, family: str) -> dict:

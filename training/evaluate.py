@@ -1,5 +1,5 @@
 """`synth eval`: answers to held-out tasks, judged by the compiler (synth/tasks/judge/), with results
-per task family (codegen, repair) and an optional regression gate against a baseline evaluation.
+per task family (codegen, repair, selfrepair) and an optional regression gate against a baseline evaluation.
 
 Who answers: a local model (greedy, one deterministic answer per task, or `samples` sampled
 answers per task; prompts batched, a completion stops once its first fenced block closes), a
@@ -220,15 +220,11 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     """Evaluate a model (or, with `answers`, a baseline that needs none) on the tasks (of one
     family) and write the JSON. The oracles are built for the tasks' languages (and a crate oracle
     when some answers go into a copy of their crate)."""
-    from oracles.factory import build_oracle, build_oracles
     tasks_path = tasks_path or settings.tasks
     tasks = [t for t in load_tasks(tasks_path) if family is None or t.family == family]
-    oracles = build_oracles({t.lang for t in tasks}, oracle_settings)
-    crate = build_oracle("cargo-crate", oracle_settings) if any(t.in_crate for t in tasks) else None
-    judge = Judge(oracles, crate)
     if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
         settings = settings.model_copy(update={"turns": 1})
-    try:
+    with Judge.for_tasks(tasks, oracle_settings) as judge:
         if answers and (answers.endswith(".jsonl") or Path(answers).is_file()):
             result = evaluate(settings, file_answers(answers), judge, tasks, f"answers:{answers}")
             result["answers_from"] = answers
@@ -241,9 +237,6 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
                                    temperature=settings.temperature, top_p=settings.top_p, seed=seed,
                                    dtype=settings.dtype)
             result = evaluate(settings, model_answers(settings, sampler), judge, tasks, sampler.name)
-    finally:
-        if crate is not None:
-            crate.close()
     result.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=fingerprint([Path(tasks_path)]))
     if baseline is not None:
         result["gate"] = gates(baseline, result, settings, seed)

@@ -70,6 +70,7 @@ def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None
     run = RunLifecycle("grpo", profile)
     tasks_path = profile.grpo.tasks or (str(Path(profile.data) / "tasks.jsonl") if profile.data else "")
     tasks = load_tasks(tasks_path)
+    refuse_heldout_mistakes(tasks, tasks_path)
     data_fingerprint = fingerprint([Path(tasks_path)])
     checkpoint = str(check_resume(run.out, data_fingerprint)) if resume else None
     own_crate_oracle = crate_oracle is None and any(t.in_crate for t in tasks)
@@ -82,6 +83,14 @@ def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None
     finally:
         if own_crate_oracle:
             crate_oracle.close()
+
+
+def refuse_heldout_mistakes(tasks: list, tasks_path: str) -> None:
+    """Self-repair tasks are the held-out crates' answers (synth/tasks/selfrepair.py): evaluation only."""
+    mine = [t.id for t in tasks if t.family == "selfrepair"]
+    if mine:
+        raise InputError(f"{tasks_path}: {len(mine)} selfrepair tasks (e.g. {mine[0]!r}) are models' answers to "
+                         "held-out tasks, for evaluation only; GRPO trains on RL tasks (RUN/tasks/rl.jsonl)")
 
 
 def _train(profile: Profile, run: RunLifecycle, tasks: list, tasks_path: str, data_fingerprint: str,

@@ -164,7 +164,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--examples", help="tasks file the worked examples come from (e.g. RUN/tasks/rl.jsonl)")
     evaluate.add_argument("--turns", type=int, help="answers in all per sample: one the compiler rejects goes back "
                           "with its errors for another (compile@1, compile@2, ... per family)")
-    evaluate.add_argument("--family", choices=["codegen", "repair"], help="only the tasks of this family")
+    evaluate.add_argument("--family", choices=["codegen", "repair", "selfrepair"], help="only the tasks of this family")
     evaluate.add_argument("--answers", metavar="BASELINE|FILE",
                           help="no model: judge a baseline's answers (unchanged: the broken code; rustc: its "
                                "machine-applicable fixes; rustc_all: every suggestion without placeholders; "
@@ -173,6 +173,15 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--out", required=True, help="where to write the evaluation JSON")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(command="eval")
+
+    selfrepair = sub.add_parser("selfrepair", help="tasks of a model's own failing answers, sent back with rustc's errors")
+    selfrepair.add_argument("--profile", required=True, help="the eval profile (its oracle settings)")
+    selfrepair.add_argument("--tasks", required=True, help="the held-out tasks the models answered (RUN/tasks/heldout.jsonl)")
+    selfrepair.add_argument("--answers", action="append", required=True, metavar="NAME=FILE",
+                            help="a model's answers (the NAME.answers.jsonl `synth eval` writes); repeatable")
+    selfrepair.add_argument("--out", required=True, help="where the tasks go (e.g. RUN/tasks/selfrepair.jsonl)")
+    selfrepair.add_argument("--json", action="store_true")
+    selfrepair.set_defaults(command="selfrepair")
 
     tools = sub.add_parser("tools", help="MCP tool definitions: `tools list --server CMD ...`")
     tools.add_argument("action", choices=["list"])

@@ -259,6 +259,20 @@ def cmd_eval(args) -> int:
     return EXIT_FAILED if any(g["regressed"] for g in gate.values()) else EXIT_OK
 
 
+def cmd_selfrepair(args) -> int:
+    from synth.tasks.selfrepair import write_selfrepair_tasks
+    from training.run.profile import load_profile
+    answers = {}
+    for given in args.answers:
+        name, _, path = given.partition("=")
+        if not name or not path or name in answers:
+            raise UsageError(f"--answers {given!r}: NAME=FILE, one per model name")
+        answers[name] = path
+    result = write_selfrepair_tasks(args.tasks, answers, load_profile(args.profile).oracle, args.out)
+    print(json.dumps(result, indent=None if args.json else 2))
+    return EXIT_OK
+
+
 def _read_json(path: str, what: str):
     try:
         return json.loads(Path(path).read_text())
@@ -282,7 +296,7 @@ def cmd_demo(args) -> int:
 
 COMMANDS = {"check": cmd_check, "bench": cmd_bench, "extract": cmd_extract, "mutate": cmd_mutate, "plan": cmd_plan,
             "assemble": cmd_assemble, "run": cmd_run, "refresh": lambda a: cmd_run(a, refresh=True),
-            "report": cmd_report, "train": cmd_train, "eval": cmd_eval, "tools": cmd_tools, "demo": cmd_demo}
+            "report": cmd_report, "train": cmd_train, "eval": cmd_eval, "selfrepair": cmd_selfrepair, "tools": cmd_tools, "demo": cmd_demo}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,11 +1,14 @@
 """A task (held out for evaluation, or for RL): the prompt the model sees and how an answer is
 checked. The synthesis writes them (tasks/rl.jsonl, tasks/heldout.jsonl); the trainers and
-`synth eval` read them; synth/tasks/judge/ checks answers. Two families:
+`synth eval` read them; synth/tasks/judge/ checks answers. Three families:
 - `codegen`: write a declaration; the answer is placed after the task's context (a method checked
   inside its impl block: between `before` and `after`, as its row was checked).
 - `repair`: fix a declaration the compiler rejected (the prompt shows it with rustc's errors); the
   answer is placed where the declaration was, standalone (between `before` and `after`) or in a
-  copy of its crate (`in_crate`), as the row it comes from was verified."""
+  copy of its crate (`in_crate`), as the row it comes from was verified.
+- `selfrepair`: fix a model's own answer to a held-out codegen task, which rustc rejected (the
+  prompt shows it with rustc's errors: synth/tasks/selfrepair.py); placed and judged as its codegen
+  task's answer. Only `synth selfrepair` makes them, never the synthesis."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from oracles.errors import MissingInput
 from synth.rows.jsonl import read_jsonl
 
-FAMILIES = ("codegen", "repair")
+FAMILIES = ("codegen", "repair", "selfrepair")
 
 
 class CrateSpot(BaseModel):
@@ -36,7 +39,7 @@ class Task(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str
     lang: Literal["rust", "vox"]
-    family: Literal["codegen", "repair"] = "codegen"
+    family: Literal["codegen", "repair", "selfrepair"] = "codegen"
     prompt: str
     context: str = ""  # code the answer is placed after (declarations it may use)
     tests: str = ""  # appended for the test run (Rust: a #[cfg(test)] module; Vox: test blocks)
@@ -54,6 +57,8 @@ class Task(BaseModel):
     operator: str = ""  # the mutation operator that broke it
     compiler_solvable: bool | None = None  # the compiler's help alone fixes it (synth/tasks/baselines/); None: not known
     in_crate: CrateSpot | None = None  # verified in a copy of its crate instead
+    # selfrepair only (`broken`: the model's answer)
+    made_by: str = ""  # the model(s) whose answer it is, comma-separated
 
     def source(self, code: str, with_tests: bool = False) -> str:
         """The file a standalone check of `code` as this task's answer compiles."""
