@@ -58,24 +58,30 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
         evals[kind] = loop.eval("baselines", kind, "--answers", kind, "--family", "repair")
     evals["one_shot_base"] = loop.eval("eval_one_shot", "one_shot_base", "--model", base, "--shots", "1",
                                        "--family", "repair")
-    steps = ["--max-steps", str(sft_steps)] if sft_steps else []
     sft_model = str(run / "sft" / "merged")
-    history = []
+    history, selfrepair = [], None
     for number in range(1, rounds + 1):
         if number > 1:  # the policy (last round's model) answers the RL tasks; what passes joins SFT
             keep = run / "rounds" / str(number - 1)
             shutil.copytree(run / "sft" / "merged", keep / "merged")
             data = loop.data(f"data_round{number}", config)
-        if loop.train(f"sft_round{number}" if number > 1 else "sft", "sft", run / "sft", "--data", run, *steps) != 0:
+        steps = sft_steps or (one_epoch(loop) if rounds > 1 else None)  # rounds compare data: each sees all its rows
+        if loop.train(f"sft_round{number}" if number > 1 else "sft", "sft", run / "sft", "--data", run,
+                      *(["--max-steps", str(steps)] if steps else [])) != 0:
             raise RuntimeError("synth train sft failed (see its output above)")
         name = "sft" if number == rounds else f"sft_round{number}"
         evals[name] = loop.eval(f"eval_{name}", name, "--model", sft_model, baseline="base")
-        history.append(round_figures(number, data, evals[name], history[-1]["eval"] if history else None, seed))
-    selfrepair = selfrepair_tasks(loop, ("base", "sft"))
+        if number == 1:  # the held-out mistakes of the base and round-1 models: every round is measured on them
+            selfrepair = selfrepair_tasks(loop, ("base", name))
+        if selfrepair is not None:
+            evals[f"selfrepair_{name}"] = loop.eval(f"eval_selfrepair_{name}", f"selfrepair_{name}", "--model",
+                                                    sft_model, "--turns", "1", tasks=selfrepair)
+        both = with_selfrepair(evals[name], evals.get(f"selfrepair_{name}"))
+        history.append({**round_figures(number, data, both, history[-1]["eval"] if history else None, seed),
+                        "sft_steps": steps})
     if selfrepair is not None:
-        for name, model in (("base", base), ("sft", sft_model)):
-            evals[f"selfrepair_{name}"] = loop.eval(f"eval_selfrepair_{name}", f"selfrepair_{name}", "--model", model,
-                                                    "--turns", "1", tasks=selfrepair)
+        evals["selfrepair_base"] = loop.eval("eval_selfrepair_base", "selfrepair_base", "--model", base, "--turns", "1",
+                                             tasks=selfrepair)
     steps = ["--max-steps", str(grpo_steps)] if grpo_steps else []
     grpo_ok = loop.train("grpo", "grpo", run / "grpo", "--model", sft_model, "--tasks", run / "tasks" / "rl.jsonl",
                          *steps) == 0
@@ -92,6 +98,7 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
     result = summary(evals, data, loop, grpo_ok, grpo_manifest, models, seed, run)
     if rounds > 1:
         result["rounds"] = [{k: v for k, v in r.items() if k != "eval"} for r in history]
+        result["round2_vs_round1"] = history[1]["vs_previous_round"]
     if "mens" in ablate:
         result["ablation"] = ablate_mens(loop, evals, sft_steps, seed)
     arms = tuple(a for a in ablate if a != "mens")
@@ -100,6 +107,21 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
         result["ablations"] = run_ablations(loop, arms, sft_steps, seed)
     result["seconds"] = {**loop.seconds, "total": round(sum(loop.seconds.values()), 1)}
     return result
+
+
+def one_epoch(loop: Loop) -> int:
+    """SFT steps that show every training row once (the profile's rows per step)."""
+    from training.run.profile import load_profile
+    sft = load_profile(loop.profile).sft
+    return -(-loop.report["data"]["train_rows"] // (sft.batch_size * sft.grad_accum))
+
+
+def with_selfrepair(heldout: dict, selfrepair: dict | None) -> dict:
+    """One model's held-out evaluation with its self-repair evaluation beside it (families, per task)."""
+    if selfrepair is None:
+        return heldout
+    return {**heldout, "families": {**heldout["families"], **selfrepair["families"]},
+            "per_task": {**heldout["per_task"], **selfrepair["per_task"]}}
 
 
 def selfrepair_tasks(loop: Loop, names: tuple[str, ...]) -> Path | None:
@@ -180,13 +202,14 @@ def selfrepair_figures(evals: dict, tasks_path: Path, seed: int) -> dict:
     named = {"base": evals["selfrepair_base"], "sft": evals["selfrepair_sft"],
              "grpo": evals.get("selfrepair_grpo") or evals["selfrepair_sft"]}
     makers = {t["id"]: t.get("made_by", "").split(",") for t in map(json.loads, tasks_path.read_text().splitlines())}
+    names = sorted({name for m in makers.values() for name in m})
     out = {"heldout_tasks": named["base"]["families"].get("selfrepair", {}).get("tasks", 0),
-           "made_by": {name: sum(name in m for m in makers.values()) for name in ("base", "sft")},
+           "made_by": {name: sum(name in m for m in makers.values()) for name in names},
            **{name: _rates(r, "selfrepair") for name, r in named.items()},
            "sft_vs_base": paired(named["base"], named["sft"], "selfrepair", seed),
            "grpo_vs_sft": paired(named["sft"], named["grpo"], "selfrepair", seed)}
     out["on_own_mistakes"] = {name: rates_on(named, "selfrepair", lambda t, p, name=name: name in makers.get(t, ()))
-                              for name in ("base", "sft")}
+                              for name in names}
     return out
 
 

@@ -132,7 +132,7 @@ def dedup_key(row: Row) -> str:
     """What makes two rows the same example. For most tasks the answer (prompts are paraphrases of
     one content); a repair row is its broken input and its fix, so each distinct mutant of one
     declaration stays (they still share a split group: see `answer_hash`)."""
-    if row.task == "repair":
+    if row.task in ("repair", "selfrepair"):
         broken = getattr(row, "broken", None) or row.prompt
         return answer_hash(row.response + "\0" + broken, row.lang)
     return answer_hash(row.response, row.lang)

@@ -3,11 +3,15 @@ model, in-process, batched across prompts) or from a model behind an API; each j
 `synth eval` judges an answer (synth/tasks/judge/: it compiles where the task places it, defines what
 was asked, keeps a repair's signature, is not hollow, passes the task's tests), and, given a
 CargoOracle, the crate's own tests. Passing samples are kept (distinct after normalizing, capped
-per task); failing ones are paired with them for preference training, with their verdicts. The
-graph is sample -> verify -> select; the logic is in the plain functions."""
+per task); failing ones are paired with them for preference training, with their verdicts. With
+`self_repair` tries, a failing attempt goes back to the same sampler with rustc's errors (the
+prompt of compile-feedback turns, synth/tasks/feedback.py), and a try that passes is its fix: a
+verified repair of a mistake the model made itself. The graph is sample -> verify -> self_repair
+-> select; the logic is in the plain functions."""
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +24,8 @@ from synth.generation.settings import RftSettings
 from oracles.verdict import Splice
 
 from synth.prompting.chat import serve_prompt
-from synth.tasks.completion import answer_code, code_is_final
+from synth.tasks.completion import answer_code, code_is_final, defines
+from synth.tasks.feedback import feedback_task, sent_back
 from synth.tasks.passk import pass_at_k
 from synth.tasks.task import CrateSpot, Task
 
@@ -66,6 +71,23 @@ class PolicySampler:
 
 
 @dataclass
+class Repair:
+    """One failing attempt sent back with rustc's errors: its tries, what the judge said of each,
+    and the fix (the first try that passes; else the verified reference, where asked for)."""
+    attempt: int  # the sample's index
+    task: Task  # the feedback task: the attempt and its errors as the prompt
+    tries: list[str] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    fixed: int | None = None  # the try that passed
+    reference: Outcome | None = None  # the reference judged as the fix, when no try passed
+
+    @property
+    def fix(self) -> str:
+        """`model` (a try passed), `reference` (the task's verified answer) or '' (not fixed)."""
+        return "model" if self.fixed is not None else "reference" if self.reference and self.reference.passed else ""
+
+
+@dataclass
 class Sampled:
     """One task's samples, what the judge said of each, and what was kept."""
     task: Task
@@ -73,6 +95,7 @@ class Sampled:
     outcomes: list[Outcome]
     kept: list[int] = field(default_factory=list)  # indices of the passing samples kept
     crate_tests: list = field(default_factory=list)  # per sample: the crate's test outcome, or None
+    repairs: list[Repair] = field(default_factory=list)  # failing attempts sent back (self_repair)
 
     @property
     def passed(self) -> list[bool]:
@@ -82,7 +105,9 @@ class Sampled:
         n, c = len(self.outcomes), sum(self.passed)
         return {"task": self.task.id, "family": self.task.family, "samples": n, "passed": c, "kept": len(self.kept),
                 "pass@1": round(pass_at_k(n, c, 1), 4) if n else 0.0,
-                f"pass@{k}": round(pass_at_k(n, c, min(k, n)), 4) if n else 0.0}
+                f"pass@{k}": round(pass_at_k(n, c, min(k, n)), 4) if n else 0.0,
+                "sent_back": len(self.repairs), "fixed_by_model": sum(r.fix == "model" for r in self.repairs),
+                "fixed_by_reference": sum(r.fix == "reference" for r in self.repairs)}
 
 
 @dataclass
@@ -130,6 +155,53 @@ def crate_tests(task: Task, spot: CrateSpot, completions: list[str], outcomes: l
     return results
 
 
+def attempts(sampled: Sampled, cap: int) -> list[int]:
+    """The failing samples worth sending back: code that defines what was asked (an attempt at
+    this declaration, not prose) and that the compiler rejected; distinct after normalizing, at
+    most `cap`, in sample order."""
+    chosen, seen = [], set()
+    for i, (reply, outcome) in enumerate(zip(sampled.completions, sampled.outcomes)):
+        code = answer_code(reply)
+        norm = normalize(code)
+        if (not outcome.solved and sent_back(code, outcome.verdict) and defines(code, sampled.task.must_define)
+                and norm not in seen and len(chosen) < cap):
+            seen.add(norm)
+            chosen.append(i)
+    return chosen
+
+
+def self_repair(sampled: list[Sampled], sampler, judge: Judge, config: RftSettings, stats: Counter) -> None:
+    """Every task's failing attempts back to the sampler with rustc's errors, `config.self_repair`
+    tries each (one batched sampling, one judgement); where none passes and `reference_fixes` is
+    set, the task's verified reference is judged as the fix."""
+    sent = [(s, i) for s in sampled for i in attempts(s, config.self_repair_per_task)] if config.self_repair else []
+    if not sent:
+        return
+    repairs = [Repair(i, feedback_task(s.task, answer_code(s.completions[i]), s.outcomes[i].verdict)) for s, i in sent]
+    stats["self_repair_calls"] += 1
+    for repair, tries in zip(repairs, sampler.complete([r.task.prompt for r in repairs], config.self_repair)):
+        repair.tries = list(tries)
+    flat = [(r, t) for r in repairs for t in r.tries]
+    outcomes = judge.judge([r.task for r, _ in flat], [t for _, t in flat]) if flat else []
+    stats["self_repair_verified"] += len(outcomes)
+    start = 0
+    for repair in repairs:
+        repair.outcomes = outcomes[start:start + len(repair.tries)]
+        start += len(repair.tries)
+        repair.fixed = next((i for i, o in enumerate(repair.outcomes) if o.passed), None)
+    unfixed = [r for r in repairs if r.fixed is None and r.task.reference] if config.reference_fixes else []
+    if unfixed:
+        for repair, judged in zip(unfixed, judge.judge([r.task for r in unfixed], [r.task.reference for r in unfixed])):
+            repair.reference = judged
+    for (owner, _), repair in zip(sent, repairs):
+        owner.repairs.append(repair)
+
+
+def similarity(broken: str, fixed: str) -> float:
+    """How near a fix stays to the attempt it repairs (difflib's ratio of their lines)."""
+    return round(difflib.SequenceMatcher(None, broken.splitlines(), fixed.splitlines()).ratio(), 4)
+
+
 class State(TypedDict, total=False):
     tasks: list[Task]
     completions: list[list[str]]
@@ -137,7 +209,8 @@ class State(TypedDict, total=False):
 
 
 def build_graph(sampler, judge: Judge, config: RftSettings, stats: Counter, spots: dict | None = None, tests=None):
-    """sample (every task's k samples, batched) -> verify (one judgement of them all) -> select."""
+    """sample (every task's k samples, batched) -> verify (one judgement of them all) ->
+    self_repair (failing attempts back with rustc's errors, when `config.self_repair`) -> select."""
     def sample(state: State) -> State:
         stats["sample_calls"] += 1
         return {"completions": sampler.complete([t.prompt for t in state["tasks"]], config.k)}
@@ -156,6 +229,10 @@ def build_graph(sampler, judge: Judge, config: RftSettings, stats: Counter, spot
             sampled.append(Sampled(task, replies, mine, crate_tests=tested))
         return {"sampled": sampled}
 
+    def repair(state: State) -> State:
+        self_repair(state["sampled"], sampler, judge, config, stats)
+        return {"sampled": state["sampled"]}
+
     def choose(state: State) -> State:
         for s in state["sampled"]:
             s.kept = select(s.completions, s.passed, config.cap_per_task)
@@ -164,10 +241,12 @@ def build_graph(sampler, judge: Judge, config: RftSettings, stats: Counter, spot
     graph = StateGraph(State)
     graph.add_node("sample", sample)
     graph.add_node("verify", verify)
+    graph.add_node("self_repair", repair)
     graph.add_node("select", choose)
     graph.add_edge(START, "sample")
     graph.add_edge("sample", "verify")
-    graph.add_edge("verify", "select")
+    graph.add_edge("verify", "self_repair")
+    graph.add_edge("self_repair", "select")
     graph.add_edge("select", END)
     return graph.compile()
 

@@ -23,6 +23,13 @@ class RftSettings(LaneSettings):
     k: int = Field(4, gt=0)  # samples per task
     cap_per_task: int = Field(2, gt=0)  # distinct passing samples kept per task
     families: list[str] = Field(default_factory=lambda: ["codegen", "repair"], json_schema_extra=ACROSS_ITEMS)  # which tasks are sampled
+    # self-repair: each failing attempt (distinct code that defines what was asked, which the compiler
+    # rejected) goes back with rustc's errors for this many tries (0: off); a try that passes the judge
+    # is a row of task `selfrepair` (origin: the model's own mistake)
+    self_repair: int = Field(0, ge=0)
+    self_repair_per_task: int = Field(1, gt=0)  # failing attempts of one task sent back
+    # where no try fixes an attempt, a row with the task's verified reference as the fix (labelled `fix: reference`)
+    reference_fixes: bool = False
     # only the tasks [tasks] makes RL tasks (expert iteration: the policy's own answers to them join SFT)
     only_rl: bool = Field(False, json_schema_extra=ACROSS_ITEMS)
     # at most this many tasks (0: all): those first in a seeded order of their ids, so an edit

@@ -8,7 +8,9 @@ sampled. With a `local` model (`[models.NAME] provider = "local"`, a model folde
 the policy samples in this process, free; its weights and adapter are in the lane's fingerprint,
 so a new adapter samples every task again and the same one samples nothing. Each task is an item:
 a changed function samples its own task again, nothing else. Kept samples are rows of task `rft`;
-chosen/rejected pairs (with the rejected sample's verdict) go to pairs/rft.jsonl."""
+chosen/rejected pairs (with the rejected sample's verdict) go to pairs/rft.jsonl. With
+`self_repair` tries, a failing attempt's verified fix is a row of task `selfrepair` (`origin:
+"model"`, `made_by`, `fix`: `model` or `reference`, `similarity` to the attempt)."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,7 +20,7 @@ from pathlib import Path
 from synth.tasks.split import becomes_rl, capped, heldout_set, task_of
 from synth.tasks.completion import answer_code
 from synth.generation.settings import RftSettings
-from synth.generation.rft import ApiSampler, PolicySampler, Sampled, pairs, run_rft
+from synth.generation.rft import ApiSampler, PolicySampler, Repair, Sampled, pairs, run_rft, similarity
 from synth.rows.pack import read_rows
 from synth.tasks.judge import Judge
 from synth.llm.request import BudgetExceeded, CallFailed
@@ -115,6 +117,7 @@ class RftLane(Lane):
             if task.prompt in sampler.failed:
                 continue
             rows = [rft_row(sampled, i, origin[task.id], sampler.name, ctx.seed) for i in sampled.kept]
+            rows += [selfrepair_row(sampled, r, origin[task.id], sampler.name, ctx.seed) for r in sampled.repairs if r.fix]
             figures = sampled.figures(settings.k)
             rejected = [] if rows else [{"task": task.id, "reason": "no sample passed", **figures}]
             done[self.key(task)] = {"rows": rows, "pairs": pairs(sampled), "rejected": rejected, "figures": figures}
@@ -133,6 +136,9 @@ class RftLane(Lane):
                                  "passed": sum(t["passed"] for t in mine), "kept": sum(t["kept"] for t in mine),
                                  f"pass@{settings.k}": round(sum(t[f"pass@{settings.k}"] for t in mine) / len(mine), 4),
                                  "solved_sometimes": sum(0 < t["passed"] < t["samples"] for t in mine)}
+            if any(t.get("sent_back") for t in mine):  # self-repair: the attempts sent back, and how each was fixed
+                by_family[family]["self_repair"] = {key: sum(t.get(key, 0) for t in mine)
+                                                    for key in ("sent_back", "fixed_by_model", "fixed_by_reference")}
         out.extra["by_family"] = by_family
         out.rows.sort(key=lambda r: r.id)
 
@@ -140,7 +146,9 @@ class RftLane(Lane):
         spec = ctx.models[settings.model]
         measured = estimate.measured.get("rft") or {}
         rows_per_task = measured["rows"] / max(1, measured["items"]) if measured.get("items") else 1.0
-        samples = len(pending) * settings.k
+        # self-repair at most: every task's attempts rejected, each sent back for its tries
+        retries = settings.self_repair * settings.self_repair_per_task
+        samples = len(pending) * (settings.k + retries)
         if spec.is_local:  # free: what it costs is time, from the last run's seconds per sample
             done = sum(f.get("samples", 0) for f in (measured.get("by_family") or {}).values())
             per_sample = measured["seconds"] / done if done and measured.get("seconds") else DEFAULT_SAMPLE_S
@@ -148,6 +156,9 @@ class RftLane(Lane):
                             compile_candidates=samples, compile_s_per=estimate.compile_rate,
                             sampling_s=samples * per_sample, basis="measured" if done else "default")
         requests = [("rft", dataclasses.replace(spec.request(t.prompt, None), n=settings.k)) for t in pending]
+        if settings.self_repair:  # a feedback prompt: the task's context, an attempt (priced as the reference), errors
+            requests += [("rft", dataclasses.replace(spec.request(f"{t.prompt}\n{t.reference}", None), n=settings.self_repair))
+                         for t in pending for _ in range(settings.self_repair_per_task)]
         priced = estimate.plan_calls(requests) if requests else None
         return plan_row("rft", spec.model, items=len(pending), calls=priced["calls"] if priced else 0.0,
                         cache_hits=int(priced["cache_hits"]) if priced else 0,
@@ -170,15 +181,41 @@ def rft_row(sampled: Sampled, index: int, origin: dict, model: str, seed: int) -
     where the task places answers (its crate, for a task verified there)."""
     task, outcome = sampled.task, sampled.outcomes[index]
     code = answer_code(sampled.completions[index])
-    prov = origin["provenance"]
     row = make_row(lang=task.lang, lane=f"{task.lang}_rft", task="rft", prompt=task.prompt, response=code,
                    verdict=outcome.verdict, system=system_prompt(), checked_source=task.source(code),
-                   provenance=Provenance(source_path=prov["source_path"], decl_hash=prov["decl_hash"],
-                                         decl_id=prov.get("decl_id"), stage="rft", model=model, seed=seed,
-                                         **{k: prov.get(k) for k in ("source_name", "source_version", "license")}),
+                   provenance=_provenance(origin, "rft", model, seed),
                    family=task.family, crate=task.crate, samples=len(sampled.outcomes),
                    samples_passed=sum(sampled.passed),
                    crate_tests=sampled.crate_tests[index] if sampled.crate_tests else None)
+    return _placed(row, task, origin)
+
+
+def selfrepair_row(sampled: Sampled, repair: Repair, origin: dict, model: str, seed: int) -> dict:
+    """A fixed attempt as a row: the attempt with rustc's errors as the prompt, the fix (a try
+    that passed, or the verified reference, as `fix` says) as the answer; `made_by` the model
+    whose mistake it was."""
+    task = sampled.task
+    broken = answer_code(sampled.completions[repair.attempt])
+    code = answer_code(repair.tries[repair.fixed]) if repair.fix == "model" else task.reference
+    outcome = repair.outcomes[repair.fixed] if repair.fix == "model" else repair.reference
+    row = make_row(lang=task.lang, lane=f"{task.lang}_rft", task="selfrepair", prompt=repair.task.prompt,
+                   response=code, verdict=outcome.verdict, system=system_prompt(), checked_source=task.source(code),
+                   checked_broken_source=task.source(broken), provenance=_provenance(origin, "selfrepair", model, seed),
+                   family=task.family, crate=task.crate, broken=broken, origin="model", made_by=model, fix=repair.fix,
+                   first_error=sampled.outcomes[repair.attempt].first_error, tries=len(repair.tries),
+                   similarity=similarity(broken, code))
+    return _placed(row, task, origin)
+
+
+def _provenance(origin: dict, stage: str, model: str, seed: int) -> Provenance:
+    prov = origin["provenance"]
+    return Provenance(source_path=prov["source_path"], decl_hash=prov["decl_hash"], decl_id=prov.get("decl_id"),
+                      stage=stage, model=model, seed=seed,
+                      **{k: prov.get(k) for k in ("source_name", "source_version", "license")})
+
+
+def _placed(row: Row, task, origin: dict) -> dict:
+    """The row as JSON, verified in its crate where its task is."""
     if task.in_crate is not None:
         recipe = origin["verification"].get("crate")
         row.verification = row.verification.model_copy(update={"scope": "crate", "crate": recipe})

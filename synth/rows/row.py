@@ -51,7 +51,7 @@ class Provenance(BaseModel):
     license: str | None = None  # an SPDX expression, or "unknown"
 
 
-CODE_TASKS = {"repair", "codegen", "rft"}
+CODE_TASKS = {"repair", "codegen", "rft", "selfrepair"}
 
 
 class Row(BaseModel):
@@ -82,8 +82,8 @@ class Row(BaseModel):
             raise ValueError("prompt/response must equal the last user/assistant messages")
         if self.task in CODE_TASKS and not self.checked_source:
             raise ValueError(f"a {self.task} row must carry checked_source (what the oracle accepted)")
-        if self.task == "repair" and not self.checked_broken_source:
-            raise ValueError("a repair row must carry checked_broken_source (what the oracle rejected)")
+        if self.task in ("repair", "selfrepair") and not self.checked_broken_source:
+            raise ValueError(f"a {self.task} row must carry checked_broken_source (what the oracle rejected)")
         if not self.id:
             self.id = row_id(self)
         return self

@@ -138,6 +138,11 @@ def test_plan_lists_every_enabled_stage_and_the_total_is_the_sum(tmp_path, provi
     _, again = _run(["plan", "--config", str(config)], capsys)
     assert again["total"]["items"] == 0 and again["total"]["calls"] == 0
     assert {r["attrition"] for r in again["stages"]} == {"measured"}
+    # Self-repair on: every task again; its samples are cached, its worst case is one more call a task.
+    config.write_text(config.read_text().replace("k = 2\nfamilies", "k = 2\nself_repair = 3\nfamilies"))
+    _, repairing = _run(["plan", "--config", str(config)], capsys)
+    rft = {r["stage"]: r for r in repairing["stages"]}["rft"]
+    assert rft["items"] > 0 and rft["calls"] == rft["cache_hits"] == rft["items"] and rft["worst_case_usd"] > 0
 
 
 def test_refresh_pays_only_for_what_changed(tmp_path, provider, capsys):
