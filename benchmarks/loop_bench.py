@@ -47,7 +47,7 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
         raise FileNotFoundError(f"no base model at {base} (run `make model`; default {DEFAULT_DIR})")
     # the config's run directory: its policy model (what round 2 samples) is the SFT model written there
     run = Path(load_config(config, LANES).run.out)
-    for stale in ("sft", "grpo", "eval", "rounds", "mens_sft", "ablate"):  # a fresh start: no policy before round 1
+    for stale in ("sft", "grpo", "grpo_layered", "eval", "rounds", "mens_sft", "ablate"):  # a fresh start: no policy before round 1
         shutil.rmtree(run / stale, ignore_errors=True)
     run.mkdir(parents=True, exist_ok=True)
     loop = Loop(run, Path(profile).resolve(), seed, threads)
@@ -101,7 +101,9 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
         result["round2_vs_round1"] = history[1]["vs_previous_round"]
     if "mens" in ablate:
         result["ablation"] = ablate_mens(loop, evals, sft_steps, seed)
-    arms = tuple(a for a in ablate if a != "mens")
+    if "reward" in ablate:
+        result["reward_tiers"] = ablate_reward(loop, evals, sft_model, grpo_steps, selfrepair, seed)
+    arms = tuple(a for a in ablate if a not in ("mens", "reward"))
     if arms:
         from benchmarks.ablations import run_ablations
         result["ablations"] = run_ablations(loop, arms, sft_steps, seed)
@@ -265,6 +267,34 @@ def ablate_mens(loop: Loop, evals: dict, sft_steps: int | None, seed: int) -> di
             "mens": _rates(mens, "repair")}
 
 
+def ablate_reward(loop: Loop, evals: dict, sft_model: str, grpo_steps: int | None, selfrepair: Path | None,
+                  seed: int) -> dict:
+    """GRPO from the same SFT model, the same tasks and steps, on the layered reward (how far each
+    sample got: parses, compiles, counts, passes) in place of the binary compile and tests ones;
+    each against the SFT model and the layered against the binary, per family."""
+    run = loop.out
+    steps = ["--max-steps", str(grpo_steps)] if grpo_steps else []
+    if loop.train("grpo_layered", "grpo", run / "grpo_layered", "--model", sft_model, "--tasks",
+                  run / "tasks" / "rl.jsonl", "--reward", "compile=0", "--reward", "tests=0", "--reward", "layered=1",
+                  *steps) != 0:
+        return {"error": "GRPO on the layered reward failed (see its output above)"}
+    adapter = run / "grpo_layered" / "adapter"
+    layered = loop.eval("eval_grpo_layered", "grpo_layered", "--model", sft_model, "--adapter", adapter)
+    if selfrepair is not None:
+        layered = with_selfrepair(layered, loop.eval("eval_selfrepair_grpo_layered", "selfrepair_grpo_layered",
+                                                     "--model", sft_model, "--adapter", adapter, "--turns", "1",
+                                                     tasks=selfrepair))
+    arms = {"binary": evals.get("grpo") or evals["sft"], "layered": layered}
+    arms["binary"] = with_selfrepair(arms["binary"], evals.get("selfrepair_grpo") or evals.get("selfrepair_sft"))
+    sft = with_selfrepair(evals["sft"], evals.get("selfrepair_sft"))
+    families = sorted(set(sft["families"]) & set(layered["families"]))
+    manifests = {"binary": _read(run / "grpo" / "run_manifest.json"), "layered": _read(run / "grpo_layered" / "run_manifest.json")}
+    return {name: {"vs_sft": {f: paired(sft, r, f, seed) for f in families},
+                   "frac_reward_zero_std": manifests[name].get("frac_reward_zero_std", [])}
+            for name, r in arms.items()} | {"layered_vs_binary": {f: paired(arms["binary"], layered, f, seed)
+                                                                   for f in families}}
+
+
 def _rates(result: dict, family: str) -> dict:
     fam = result["families"].get(family, {})
     keep = ("compile_rate", "pass_at_1", "tests_pass_rate", "tasks_with_tests", "exact_rate", "deleted_rate",
@@ -282,5 +312,5 @@ def _read(path: Path) -> dict:
 
 def bench(args) -> dict:
     """`synth bench loop` (its run directory is the loop config's `[run] out`: runs/loop)."""
-    return run_loop_bench(seed=args.seed, sft_steps=args.steps, threads=args.jobs, ablate=args.ablate or (),
-                          rounds=args.rounds or 1)
+    return run_loop_bench(seed=args.seed, sft_steps=args.steps, grpo_steps=args.rl_steps, threads=args.jobs,
+                          ablate=args.ablate or (), rounds=args.rounds or 1)

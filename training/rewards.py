@@ -1,7 +1,9 @@
 """GRPO rewards backed by the compiler, declared once each with their default weight (`register`):
 `compile` (the completion compiles in its task's context and defines what the task asks for),
-`tests` (share of the task's tests passed; none when the task has no tests) and `format` (one
-fenced code block, nothing around it). A profile's `grpo.reward_weights` only overrides weights.
+`tests` (share of the task's tests passed; none when the task has no tests), `format` (one
+fenced code block, nothing around it) and `layered` (off unless weighted: one graded score, for a
+policy that rarely compiles: a group whose samples all fail still differs by how far each got).
+A profile's `grpo.reward_weights` only overrides weights.
 
 They are separate reward functions so TRL logs each component, but they share one evaluation per
 generation batch: one batched oracle call per language for the whole batch (not one per
@@ -11,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from synth.tasks.completion import is_one_fenced_block
+from synth.tasks.completion import answer_code, is_one_fenced_block
 from synth.tasks.task import Task
 
 if TYPE_CHECKING:  # the judge is handed in; only its answers are read here
@@ -66,6 +68,31 @@ def tests_passed(batch: Batch) -> list[float | None]:
 @register("format", weight=0.2)
 def one_fenced_block(batch: Batch) -> list[float]:
     return [float(is_one_fenced_block(c)) for c in batch.completions]
+
+
+# The tiers of `layered`: how far an answer got before it stopped counting.
+TIERS = {"nothing": 0.0, "parses": 0.25, "compiles": 0.5, "counts": 0.75, "passes": 1.0}
+
+
+def tier(completion: str, outcome: Outcome, lang: str) -> str:
+    """nothing (no code, or code that does not parse); parses (Rust: tree-sitter finds no syntax
+    error; Vox has no parser here, so a rejected Vox answer is nothing); compiles (placed in its
+    task, but does not count: another name, a changed signature, hollow); counts (the `compile`
+    reward); passes (its tests too, or it has none)."""
+    if outcome.solved:
+        return "passes" if outcome.tests in (None, 1.0) else "counts"
+    if outcome.compiled:
+        return "compiles"
+    code = answer_code(completion)
+    if lang == "rust" and code.strip():
+        from synth.rust_syntax import rust_parser
+        return "nothing" if rust_parser().parse(code.encode()).root_node.has_error else "parses"
+    return "nothing"
+
+
+@register("layered", weight=0.0)
+def layered(batch: Batch) -> list[float]:
+    return [TIERS[tier(c, o, t.lang)] for c, o, t in zip(batch.completions, batch.outcomes(), batch.tasks)]
 
 
 class CompilerRewards:

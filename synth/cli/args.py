@@ -14,10 +14,10 @@ ORACLE, REPAIR = OracleSettings(), RepairSettings()
 
 def ablation_arms(text: str) -> tuple[str, ...]:
     arms = tuple(a.strip() for a in text.split(",") if a.strip())
-    unknown = [a for a in arms if a not in ("gate", "diagnostics", "operators", "mens")]
+    unknown = [a for a in arms if a not in ("gate", "diagnostics", "operators", "mens", "reward")]
     if unknown or not arms:
         raise argparse.ArgumentTypeError(f"unknown arm {unknown[0] if unknown else text!r}: "
-                                         "gate, diagnostics, operators or mens (comma-separated)")
+                                         "gate, diagnostics, operators, mens or reward (comma-separated)")
     return arms
 
 
@@ -66,9 +66,10 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     bench.add_argument("--rounds", type=int, help="loop: rounds of expert iteration (round 2 samples the round-1 "
                        "model on the RL tasks and trains on what passes with the round-1 data)")
     bench.add_argument("--ablate", type=ablation_arms, metavar="ARM[,ARM...]",
-                       help="loop: also train the ablation arms (gate, diagnostics, operators; or mens: audit-style "
-                            "rows in place of synth's repair rows) and compare; ablate: the arms to run on the run "
-                            "the loop left (default all three)")
+                       help="loop: also train the ablation arms (gate, diagnostics, operators; mens: audit-style "
+                            "rows in place of synth's repair rows; reward: GRPO on the layered reward beside the "
+                            "binary one) and compare; ablate: the arms to run on the run the loop left (default all three)")
+    bench.add_argument("--rl-steps", type=int, help="loop: GRPO steps (the profile's)")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     executor(bench, "local")
     bench.set_defaults(command="bench")
@@ -149,6 +150,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     train.add_argument("--out", help="output directory (overrides the profile's output_dir)")
     train.add_argument("--tasks", help="grpo: the RL tasks JSONL (overrides the profile's [grpo] tasks)")
     train.add_argument("--max-steps", type=int, help="stop after N optimizer steps")
+    train.add_argument("--reward", action="append", default=[], metavar="NAME=WEIGHT",
+                       help="grpo: a reward component's weight (compile, tests, format, layered), over the profile's")
     train.add_argument("--resume", action="store_true", help="resume the latest checkpoint (same data only)")
     train.add_argument("--json", action="store_true")
     train.set_defaults(command="train")

@@ -224,6 +224,16 @@ def cmd_train(args) -> int:
         getattr(profile, args.stage).max_steps = args.max_steps
     if args.tasks:
         profile.grpo.tasks = str(Path(args.tasks).resolve())
+    if args.reward:
+        from training.rewards import COMPONENTS
+        for given in args.reward:
+            name, _, weight = given.partition("=")
+            try:
+                if name not in COMPONENTS:
+                    raise ValueError(name)
+                profile.grpo.reward_weights[name] = float(weight)
+            except ValueError:
+                raise UsageError(f"--reward {given!r}: NAME=WEIGHT, NAME one of {sorted(COMPONENTS)}") from None
     if args.stage == "sft":
         from training.sft import run_sft
         manifest = run_sft(profile, resume=args.resume)

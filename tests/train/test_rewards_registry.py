@@ -32,9 +32,9 @@ def _weights(data: dict) -> dict[str, float]:
 
 
 def test_a_registered_component_is_weighted_as_declared_or_as_the_profile_sets(toy):
-    assert _weights(BASE) == {"compile": 1.0, "tests": 1.0, "format": 0.2, "brevity": 0.3}
+    assert _weights(BASE) == {"compile": 1.0, "tests": 1.0, "format": 0.2, "layered": 0.0, "brevity": 0.3}
     overridden = {**BASE, "grpo": {"reward_weights": {"brevity": 0.7, "format": 0.0}}}
-    assert _weights(overridden) == {"compile": 1.0, "tests": 1.0, "format": 0.0, "brevity": 0.7}
+    assert _weights(overridden) == {"compile": 1.0, "tests": 1.0, "format": 0.0, "layered": 0.0, "brevity": 0.7}
 
 
 def test_an_unregistered_weight_or_a_second_registration_is_an_error(toy):
@@ -52,8 +52,8 @@ def test_a_registered_component_reaches_trls_reward_functions_with_its_weight(to
     task = Task(id="gcd", lang="rust", prompt="Write `gcd`.", must_define=["fn gcd"])
     rewards = CompilerRewards(Judge({"rust": RustOracle(OracleSettings())}), {"gcd": task})
     trainer, _, _ = grpo_trainer(profile, profile.output_dir, rewards, [task])
-    assert trainer.reward_func_names == ["compile", "tests", "format", "brevity"]
-    assert trainer.reward_weights.tolist() == pytest.approx([1.0, 1.0, 0.5, 0.3])
+    assert trainer.reward_func_names == ["compile", "tests", "format", "layered", "brevity"]
+    assert trainer.reward_weights.tolist() == pytest.approx([1.0, 1.0, 0.5, 0.0, 0.3])
     brevity = trainer.reward_funcs[trainer.reward_func_names.index("brevity")]
     assert brevity(prompts=["p", "p"], completions=["fn gcd() {}", "x" * 40], task_id=["gcd", "gcd"]) == [1.0, 0.0]
     assert rewards.judge.batches == 0  # a component that does not ask for the compiler's judgement costs none

@@ -188,14 +188,16 @@ def test_a_leaked_split_is_refused(setup, tmp_path, capsys):
 def test_grpo_run_rewards_from_the_compiler(setup, tmp_path, capsys):
     # adapters on the top layer only (the loop bench's setting): the backward pass stops there
     profile = _profile_copy(setup, tmp_path, lambda t: t.replace('"o_proj"]\n', '"o_proj"]\nlayers = [1]\n', 1))
-    assert main(["train", "grpo", "--profile", str(profile), "--out", str(tmp_path / "grpo"), "--json"]) == 0
+    argv = ["train", "grpo", "--profile", str(profile), "--out", str(tmp_path / "grpo"), "--json"]
+    assert main(argv + ["--reward", "layerd=1"]) == 2 and "'layered'" in capsys.readouterr().err  # before any work
+    assert main(argv + ["--reward", "layered=0.5"]) == 0
     manifest = json.loads((tmp_path / "grpo" / "run_manifest.json").read_text())
     assert manifest["kind"] == "grpo" and manifest["status"] == "done" and manifest["global_step"] == 3
     oracle = manifest["oracle"]
     assert oracle["check_calls"] == oracle["generation_batches"] == 3  # one oracle call per generation batch
     assert oracle["completions_checked"] == 3 * 4
     components = manifest["reward_components"]
-    for name in ("compile", "tests", "format"):
+    for name in ("compile", "tests", "format", "layered"):
         assert len(components[f"rewards/{name}/mean"]) == 3
     assert max(components["rewards/compile/mean"]) > 0  # some samples compiled and named the function
     assert manifest["adapter_check"]["changed_tensors"] > 0
@@ -203,7 +205,7 @@ def test_grpo_run_rewards_from_the_compiler(setup, tmp_path, capsys):
     adapted = json.loads((tmp_path / "grpo" / "adapter" / "adapter_config.json").read_text())
     assert adapted["layers_to_transform"] == [1]
     assert manifest["resolved"]["trainer"]["num_generations"] == 4
-    assert manifest["resolved"]["trainer"]["reward_weights"] == [1.0, 1.0, 0.2]
+    assert manifest["resolved"]["trainer"]["reward_weights"] == [1.0, 1.0, 0.2, 0.5]  # the command line's layered
 
 
 def test_eval_pass_at_k_with_real_sampling_and_gate(setup, tmp_path, capsys):
