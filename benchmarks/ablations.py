@@ -15,7 +15,9 @@ compiler's help (best_free) on the same tasks beside.
   rows of one set of operators (TRAIN_OPERATORS) against their audit-style twins
   (benchmarks/mens_rows.py: the same declarations, its 4 textual mutations); evaluated on the
   held-out tasks of the other operators (EVAL_OPERATORS), which neither arm trained on (not
-  `two_errors`, whose edits are the first set's too)."""
+  `two_errors`, whose edits are the first set's too).
+- reward (benchmarks/loop_bench.py: ablate_reward): GRPO from the loop's SFT model on the layered
+  reward and on the binary one, both trained here for the same `--rl-steps`."""
 from __future__ import annotations
 
 import json
@@ -210,6 +212,13 @@ def bench(args) -> dict:
         if not (run / needed).exists():
             raise FileNotFoundError(f"{run / needed}: run `synth bench loop` first (the arms compare against its SFT model)")
     loop = Loop(run, PROFILE.resolve(), args.seed, args.jobs)
-    arms = tuple(a for a in (args.ablate or ARMS) if a != "mens")
-    result = run_ablations(loop, arms, args.steps, args.seed)
+    arms = tuple(a for a in (args.ablate or ARMS) if a not in ("mens", "reward"))
+    result = run_ablations(loop, arms, args.steps, args.seed) if arms else {}
+    if "reward" in (args.ablate or ()):  # both GRPO arms trained here, for --rl-steps each
+        from benchmarks.loop_bench import ablate_reward
+        evals = {name: json.loads((run / "eval" / f"{name}.json").read_text())
+                 for name in ("sft", "selfrepair_sft") if (run / "eval" / f"{name}.json").exists()}
+        selfrepair = run / "tasks" / "selfrepair.jsonl"
+        result["reward_tiers"] = ablate_reward(loop, evals, str(run / "sft" / "merged"), args.rl_steps,
+                                               selfrepair if "selfrepair_sft" in evals else None, args.seed)
     return {**result, "seconds": {**loop.seconds, "total": round(sum(loop.seconds.values()), 1)}}

@@ -102,7 +102,9 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
     if "mens" in ablate:
         result["ablation"] = ablate_mens(loop, evals, sft_steps, seed)
     if "reward" in ablate:
-        result["reward_tiers"] = ablate_reward(loop, evals, sft_model, grpo_steps, selfrepair, seed)
+        binary = with_selfrepair(evals.get("grpo") or evals["sft"], evals.get("selfrepair_grpo"))
+        result["reward_tiers"] = ablate_reward(loop, evals, sft_model, grpo_steps, selfrepair, seed,
+                                               trained={"binary": (binary, run / "grpo")} if grpo_ok else None)
     arms = tuple(a for a in ablate if a not in ("mens", "reward"))
     if arms:
         from benchmarks.ablations import run_ablations
@@ -267,32 +269,40 @@ def ablate_mens(loop: Loop, evals: dict, sft_steps: int | None, seed: int) -> di
             "mens": _rates(mens, "repair")}
 
 
+REWARD_ARMS = {"binary": (), "layered": ("--reward", "compile=0", "--reward", "tests=0", "--reward", "layered=1")}
+
+
 def ablate_reward(loop: Loop, evals: dict, sft_model: str, grpo_steps: int | None, selfrepair: Path | None,
-                  seed: int) -> dict:
-    """GRPO from the same SFT model, the same tasks and steps, on the layered reward (how far each
-    sample got: parses, compiles, counts, passes) in place of the binary compile and tests ones;
-    each against the SFT model and the layered against the binary, per family."""
-    run = loop.out
+                  seed: int, trained: dict | None = None) -> dict:
+    """GRPO from the same SFT model, on the same tasks for the same steps, on the layered reward
+    (how far each sample got: parses, compiles, counts, passes) and on the binary compile and
+    tests ones; each against the SFT model, and layered against binary, per family. `trained`:
+    an arm already trained and evaluated (the loop's own GRPO is the binary arm): its evaluation
+    and run folder."""
+    run, trained = loop.out, dict(trained or {})
     steps = ["--max-steps", str(grpo_steps)] if grpo_steps else []
-    if loop.train("grpo_layered", "grpo", run / "grpo_layered", "--model", sft_model, "--tasks",
-                  run / "tasks" / "rl.jsonl", "--reward", "compile=0", "--reward", "tests=0", "--reward", "layered=1",
-                  *steps) != 0:
-        return {"error": "GRPO on the layered reward failed (see its output above)"}
-    adapter = run / "grpo_layered" / "adapter"
-    layered = loop.eval("eval_grpo_layered", "grpo_layered", "--model", sft_model, "--adapter", adapter)
-    if selfrepair is not None:
-        layered = with_selfrepair(layered, loop.eval("eval_selfrepair_grpo_layered", "selfrepair_grpo_layered",
-                                                     "--model", sft_model, "--adapter", adapter, "--turns", "1",
-                                                     tasks=selfrepair))
-    arms = {"binary": evals.get("grpo") or evals["sft"], "layered": layered}
-    arms["binary"] = with_selfrepair(arms["binary"], evals.get("selfrepair_grpo") or evals.get("selfrepair_sft"))
+    for name, flags in REWARD_ARMS.items():
+        if name in trained:
+            continue
+        out = run / f"grpo_{name}"
+        if loop.train(f"grpo_{name}", "grpo", out, "--model", sft_model, "--tasks", run / "tasks" / "rl.jsonl",
+                      *flags, *steps) != 0:
+            return {"error": f"GRPO on the {name} reward failed (see its output above)"}
+        result = loop.eval(f"eval_grpo_{name}", f"grpo_{name}", "--model", sft_model, "--adapter", out / "adapter",
+                           "--turns", "1")
+        if selfrepair is not None:
+            result = with_selfrepair(result, loop.eval(f"eval_selfrepair_grpo_{name}", f"selfrepair_grpo_{name}",
+                                                       "--model", sft_model, "--adapter", out / "adapter",
+                                                       "--turns", "1", tasks=selfrepair))
+        trained[name] = (result, out)
     sft = with_selfrepair(evals["sft"], evals.get("selfrepair_sft"))
-    families = sorted(set(sft["families"]) & set(layered["families"]))
-    manifests = {"binary": _read(run / "grpo" / "run_manifest.json"), "layered": _read(run / "grpo_layered" / "run_manifest.json")}
-    return {name: {"vs_sft": {f: paired(sft, r, f, seed) for f in families},
-                   "frac_reward_zero_std": manifests[name].get("frac_reward_zero_std", [])}
-            for name, r in arms.items()} | {"layered_vs_binary": {f: paired(arms["binary"], layered, f, seed)
-                                                                   for f in families}}
+    families = sorted(set(sft["families"]) & set.intersection(*(set(r["families"]) for r, _ in trained.values())))
+    out = {name: {"vs_sft": {f: paired(sft, r, f, seed) for f in families},
+                  "frac_reward_zero_std": _read(folder / "run_manifest.json").get("frac_reward_zero_std", []),
+                  "steps": _read(folder / "run_manifest.json").get("global_step")}
+           for name, (r, folder) in trained.items()}
+    out["layered_vs_binary"] = {f: paired(trained["binary"][0], trained["layered"][0], f, seed) for f in families}
+    return out
 
 
 def _rates(result: dict, family: str) -> dict:
