@@ -16,7 +16,7 @@ compiler's help (best_free) on the same tasks beside.
   (benchmarks/mens_rows.py: the same declarations, its 4 textual mutations); evaluated on the
   held-out tasks of the other operators (EVAL_OPERATORS), which neither arm trained on (not
   `two_errors`, whose edits are the first set's too).
-- reward (benchmarks/loop_bench.py: ablate_reward): GRPO from the loop's SFT model on the layered
+- reward (ablate_reward below): GRPO from the loop's SFT model on the layered
   reward and on the binary one, both trained here for the same `--rl-steps`."""
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ import json
 import random
 from pathlib import Path
 
+from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, with_selfrepair
 from benchmarks.mens_rows import audit_row
 from synth.rows.pack import read_rows
 
@@ -129,7 +130,6 @@ def run_ablations(loop, arms: tuple[str, ...], sft_steps: int | None, seed: int)
 def compared(evals: dict, a: str, b: str, ids: set[str] | None, seed: int) -> dict:
     """b - a on the repair tasks both answered (of `ids`), paired and clustered by declaration;
     each one's rate there, and best_free's."""
-    from benchmarks.loop_commands import paired
     left = _only(evals[a], ids)
     right = _only(evals[b], set(left["per_task"]))
     left = _only(left, set(right["per_task"]))
@@ -174,7 +174,6 @@ def failing_originals(run: Path, decl_ids: set[str], crates: set[str], seed: int
     from synth.mutate.repair import OperatorStats, make_mutants, repair_prompt
     from synth.mutate.operators.rust import RUST_OPERATORS
     from synth.prompting.templates import system_prompt
-    from benchmarks.loop_commands import CONFIG
     if not decl_ids:
         return []
     decls = [d for d in extract_sources(load_config(CONFIG, LANES).sources)[0]  # as the run extracted them
@@ -204,7 +203,6 @@ def _rate(result: dict) -> float | None:
 
 def bench(args) -> dict:
     """`synth bench ablate`: the arms on the run `synth bench loop` left (its config's [run] out)."""
-    from benchmarks.loop_commands import CONFIG, PROFILE, Loop
     from synth.settings.config import load_config
     from synth.lanes import LANES
     run = Path(load_config(CONFIG, LANES).run.out)
@@ -215,10 +213,49 @@ def bench(args) -> dict:
     arms = tuple(a for a in (args.ablate or ARMS) if a not in ("mens", "reward"))
     result = run_ablations(loop, arms, args.steps, args.seed) if arms else {}
     if "reward" in (args.ablate or ()):  # both GRPO arms trained here, for --rl-steps each
-        from benchmarks.loop_bench import ablate_reward
         evals = {name: json.loads((run / "eval" / f"{name}.json").read_text())
                  for name in ("sft", "selfrepair_sft") if (run / "eval" / f"{name}.json").exists()}
         selfrepair = run / "tasks" / "selfrepair.jsonl"
         result["reward_tiers"] = ablate_reward(loop, evals, str(run / "sft" / "merged"), args.rl_steps,
                                                selfrepair if "selfrepair_sft" in evals else None, args.seed)
     return {**result, "seconds": {**loop.seconds, "total": round(sum(loop.seconds.values()), 1)}}
+
+
+REWARD_ARMS = {"binary": (), "layered": ("--reward", "compile=0", "--reward", "tests=0", "--reward", "layered=1")}
+
+
+def ablate_reward(loop: Loop, evals: dict, sft_model: str, grpo_steps: int | None, selfrepair: Path | None,
+                  seed: int, trained: dict | None = None) -> dict:
+    """GRPO from the same SFT model, on the same tasks for the same steps, on the layered reward
+    (how far each sample got: parses, compiles, counts, passes) and on the binary compile and
+    tests ones; each against the SFT model, and layered against binary, per family. `trained`:
+    an arm already trained and evaluated (the loop's own GRPO is the binary arm): its evaluation
+    and run folder."""
+    run, trained = loop.out, dict(trained or {})
+    steps = ["--max-steps", str(grpo_steps)] if grpo_steps else []
+    for name, flags in REWARD_ARMS.items():
+        if name in trained:
+            continue
+        out = run / f"grpo_{name}"
+        if loop.train(f"grpo_{name}", "grpo", out, "--model", sft_model, "--tasks", run / "tasks" / "rl.jsonl",
+                      *flags, *steps) != 0:
+            return {"error": f"GRPO on the {name} reward failed (see its output above)"}
+        result = loop.eval(f"eval_grpo_{name}", f"grpo_{name}", "--model", sft_model, "--adapter", out / "adapter",
+                           "--turns", "1")
+        if selfrepair is not None:
+            result = with_selfrepair(result, loop.eval(f"eval_selfrepair_grpo_{name}", f"selfrepair_grpo_{name}",
+                                                       "--model", sft_model, "--adapter", out / "adapter",
+                                                       "--turns", "1", tasks=selfrepair))
+        trained[name] = (result, out)
+    sft = with_selfrepair(evals["sft"], evals.get("selfrepair_sft"))
+    families = sorted(set(sft["families"]) & set.intersection(*(set(r["families"]) for r, _ in trained.values())))
+    out = {name: {"vs_sft": {f: paired(sft, r, f, seed) for f in families},
+                  "frac_reward_zero_std": _read(folder / "run_manifest.json").get("frac_reward_zero_std", []),
+                  "steps": _read(folder / "run_manifest.json").get("global_step")}
+           for name, (r, folder) in trained.items()}
+    out["layered_vs_binary"] = {f: paired(trained["binary"][0], trained["layered"][0], f, seed) for f in families}
+    return out
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}

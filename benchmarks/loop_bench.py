@@ -24,7 +24,7 @@ import json
 import shutil
 from pathlib import Path
 
-from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, turn_gain
+from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, turn_gain, with_selfrepair
 
 RATES = ("compile_rate", "pass_at_1")
 COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words", "best_free")
@@ -102,6 +102,7 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
     if "mens" in ablate:
         result["ablation"] = ablate_mens(loop, evals, sft_steps, seed)
     if "reward" in ablate:
+        from benchmarks.ablations import ablate_reward
         binary = with_selfrepair(evals.get("grpo") or evals["sft"], evals.get("selfrepair_grpo"))
         result["reward_tiers"] = ablate_reward(loop, evals, sft_model, grpo_steps, selfrepair, seed,
                                                trained={"binary": (binary, run / "grpo")} if grpo_ok else None)
@@ -118,14 +119,6 @@ def one_epoch(loop: Loop) -> int:
     from training.run.profile import load_profile
     sft = load_profile(loop.profile).sft
     return -(-loop.report["data"]["train_rows"] // (sft.batch_size * sft.grad_accum))
-
-
-def with_selfrepair(heldout: dict, selfrepair: dict | None) -> dict:
-    """One model's held-out evaluation with its self-repair evaluation beside it (families, per task)."""
-    if selfrepair is None:
-        return heldout
-    return {**heldout, "families": {**heldout["families"], **selfrepair["families"]},
-            "per_task": {**heldout["per_task"], **selfrepair["per_task"]}}
 
 
 def selfrepair_tasks(loop: Loop, names: tuple[str, ...]) -> Path | None:
@@ -268,41 +261,6 @@ def ablate_mens(loop: Loop, evals: dict, sft_steps: int | None, seed: int) -> di
             "synth_vs_mens": paired(mens, evals["sft"], "repair", seed),
             "mens": _rates(mens, "repair")}
 
-
-REWARD_ARMS = {"binary": (), "layered": ("--reward", "compile=0", "--reward", "tests=0", "--reward", "layered=1")}
-
-
-def ablate_reward(loop: Loop, evals: dict, sft_model: str, grpo_steps: int | None, selfrepair: Path | None,
-                  seed: int, trained: dict | None = None) -> dict:
-    """GRPO from the same SFT model, on the same tasks for the same steps, on the layered reward
-    (how far each sample got: parses, compiles, counts, passes) and on the binary compile and
-    tests ones; each against the SFT model, and layered against binary, per family. `trained`:
-    an arm already trained and evaluated (the loop's own GRPO is the binary arm): its evaluation
-    and run folder."""
-    run, trained = loop.out, dict(trained or {})
-    steps = ["--max-steps", str(grpo_steps)] if grpo_steps else []
-    for name, flags in REWARD_ARMS.items():
-        if name in trained:
-            continue
-        out = run / f"grpo_{name}"
-        if loop.train(f"grpo_{name}", "grpo", out, "--model", sft_model, "--tasks", run / "tasks" / "rl.jsonl",
-                      *flags, *steps) != 0:
-            return {"error": f"GRPO on the {name} reward failed (see its output above)"}
-        result = loop.eval(f"eval_grpo_{name}", f"grpo_{name}", "--model", sft_model, "--adapter", out / "adapter",
-                           "--turns", "1")
-        if selfrepair is not None:
-            result = with_selfrepair(result, loop.eval(f"eval_selfrepair_grpo_{name}", f"selfrepair_grpo_{name}",
-                                                       "--model", sft_model, "--adapter", out / "adapter",
-                                                       "--turns", "1", tasks=selfrepair))
-        trained[name] = (result, out)
-    sft = with_selfrepair(evals["sft"], evals.get("selfrepair_sft"))
-    families = sorted(set(sft["families"]) & set.intersection(*(set(r["families"]) for r, _ in trained.values())))
-    out = {name: {"vs_sft": {f: paired(sft, r, f, seed) for f in families},
-                  "frac_reward_zero_std": _read(folder / "run_manifest.json").get("frac_reward_zero_std", []),
-                  "steps": _read(folder / "run_manifest.json").get("global_step")}
-           for name, (r, folder) in trained.items()}
-    out["layered_vs_binary"] = {f: paired(trained["binary"][0], trained["layered"][0], f, seed) for f in families}
-    return out
 
 
 def _rates(result: dict, family: str) -> dict:

@@ -98,3 +98,11 @@ def paired(before: dict, after: dict, family: str, seed: int) -> dict:
         gate = compare_results(before, after, settings.bootstrap, settings.confidence, seed, family, key)
         out[rate] = {"delta": round(gate["delta"], 4), "ci95": [round(gate["ci"][0], 4), round(gate["ci"][1], 4)]}
     return out
+
+
+def with_selfrepair(heldout: dict, selfrepair: dict | None) -> dict:
+    """One model's held-out evaluation with its self-repair evaluation beside it (families, per task)."""
+    if selfrepair is None:
+        return heldout
+    return {**heldout, "families": {**heldout["families"], **selfrepair["families"]},
+            "per_task": {**heldout["per_task"], **selfrepair["per_task"]}}

@@ -6,6 +6,7 @@ oracle is known by one name: its id, its kind here and its folder's name (`rustc
 `BUILDERS`."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Protocol
 
 from .cache import VerdictCache
@@ -92,3 +93,15 @@ def crate_oracle(oracles: dict, settings: OracleSettings, cache: VerdictCache | 
     except ToolchainMissing:
         attention.append("no `cargo`: Rust declarations are only checked in standalone files")
         return None
+
+
+@contextmanager
+def opened_oracles(langs: set[str], with_crate: bool, settings: OracleSettings | None = None):
+    """(an oracle per language, the crate oracle when `with_crate` else None), the crate oracle
+    closed after (its copies of crates live until then)."""
+    crate = build_oracle("cargo-crate", settings) if with_crate else None
+    try:
+        yield build_oracles(langs, settings), crate
+    finally:
+        if crate is not None:
+            crate.close()

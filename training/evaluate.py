@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from oracles.errors import InputError
+from oracles.factory import opened_oracles
 from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
 from synth.tasks.completion import answer_code, code_is_final
 from synth.tasks.feedback import feedback_task, sent_back
@@ -224,7 +225,8 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     tasks = [t for t in load_tasks(tasks_path) if family is None or t.family == family]
     if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
         settings = settings.model_copy(update={"turns": 1})
-    with Judge.for_tasks(tasks, oracle_settings) as judge:
+    with opened_oracles({t.lang for t in tasks}, any(t.in_crate for t in tasks), oracle_settings) as (oracles, crate):
+        judge = Judge(oracles, crate)
         if answers and (answers.endswith(".jsonl") or Path(answers).is_file()):
             result = evaluate(settings, file_answers(answers), judge, tasks, f"answers:{answers}")
             result["answers_from"] = answers

@@ -4,7 +4,11 @@ rustc prints it), and rustc's notes. Repair rows show their mutant's errors so; 
 compile-feedback turn shows an answer's own (synth/tasks/feedback.py)."""
 from __future__ import annotations
 
-from oracles.verdict import Verdict
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only
+    from oracles.verdict import Verdict
+
 
 
 def render_diagnostics(verdict: Verdict, shown: str, offset: int = 0) -> str:

@@ -4,10 +4,13 @@ teaches, so a model trained on synth's repair rows reads it as it reads them). T
 otherwise the same: the next answer is placed and judged as the first one was."""
 from __future__ import annotations
 
-from oracles.verdict import Verdict
+from typing import TYPE_CHECKING
+
 from synth.prompting.templates import language_and_fence, template
 from synth.tasks.diagnostics import render_diagnostics
-from synth.tasks.task import Task
+if TYPE_CHECKING:  # annotations only
+    from oracles.verdict import Verdict
+    from synth.tasks.task import Task
 
 
 def lines_before(task: Task, code: str) -> int:

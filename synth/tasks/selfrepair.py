@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from oracles.errors import InputError
+from oracles.factory import opened_oracles
 from synth.rows.jsonl import write_jsonl
 from synth.tasks.completion import answer_code, defines
 from synth.tasks.feedback import feedback_task, sent_back
@@ -76,7 +77,8 @@ def write_selfrepair_tasks(tasks_path: str | Path, answers: dict[str, str | Path
         if not Path(path).is_file():
             raise InputError(f"answers of {name!r}: {str(path)!r} not found (synth eval writes NAME.answers.jsonl)")
     tasks = load_tasks(tasks_path)
-    with Judge.for_tasks(tasks, oracle_settings) as judge:
+    with opened_oracles({t.lang for t in tasks}, any(t.in_crate for t in tasks), oracle_settings) as (oracles, crate):
+        judge = Judge(oracles, crate)
         made, funnel = selfrepair_tasks(tasks, {name: first_answers(path) for name, path in answers.items()}, judge)
     write_jsonl(out, [t.model_dump() for t in made])
     return {"tasks": len(made), "by_model": funnel, "from": str(tasks_path), "out": str(out)}

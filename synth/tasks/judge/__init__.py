@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -61,19 +60,6 @@ class Judge:
     batches: int = 0
     checked: int = 0
     tested: int = 0
-
-    @classmethod
-    @contextmanager
-    def for_tasks(cls, tasks: list[Task], oracle_settings):
-        """A judge with the oracles of the tasks' languages (and the crate oracle when some answers
-        go into a copy of their crate, closed after)."""
-        from oracles.factory import build_oracle, build_oracles
-        crate = build_oracle("cargo-crate", oracle_settings) if any(t.in_crate for t in tasks) else None
-        try:
-            yield cls(build_oracles({t.lang for t in tasks}, oracle_settings), crate)
-        finally:
-            if crate is not None:
-                crate.close()
 
     def judge(self, tasks: list[Task], completions: list[str]) -> list[Outcome]:
         self.batches += 1
