@@ -25,7 +25,7 @@ from oracles.settings import OracleSettings
 from synth.extract.extract import ExtractOptions, extract_paths
 from synth.rows.jsonl import write_json
 from synth.lanes.repair import mark_compiler_solvable
-from synth.mutate.repair import RepairSettings, eligible_declarations, repair_rows, write_run
+from synth.mutate.repair import SOLVABLE_CAP, RepairSettings, eligible_declarations, repair_rows, write_run
 
 CORPUS_LIST = Path(__file__).with_name("real_crates.txt")
 # Issue 18 writes row-quality counters (unique ids, ...): add them here, fed the run's rows.
@@ -106,7 +106,7 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
         # rows the compiler's own help (best_free) already fixes, and the kinds of error they teach
         "compiler_solvable": summary["mix"]["compiler_solvable"],
         "compiler_solvable_share": round(summary["mix"]["compiler_solvable"] / max(1, len(result.rows)), 4),
-        "capped_solvable": (capped := sum("compiler's help fixes" in r.get("reason", "") for r in result.rejected)),
+        "capped_solvable": (capped := sum(r.kind == SOLVABLE_CAP for r in result.rejected)),
         "compiler_solvable_share_before_cap": round((summary["mix"]["compiler_solvable"] + capped) /
                                                     max(1, len(result.rows) + capped), 4),
         "distinct_primary_codes": len([c for c in summary["mix"]["by_code"] if c != "syntax"]),

@@ -20,6 +20,7 @@ from pathlib import Path
 from oracles.errors import SynthError
 from synth.rows.jsonl import write_json, write_jsonl
 from synth.rows.pack import read_rows, write_rows
+from synth.rows.rejection import Rejection
 from synth.llm.providers.base import bpe_count
 from synth.rows.row import CODE_TASKS, Row
 
@@ -40,7 +41,7 @@ class AssemblyError(SynthError, RuntimeError):
 class Snapshot:
     train: list[Row] = field(default_factory=list)
     val: list[Row] = field(default_factory=list)
-    rejected: list[dict] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
     manifest: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -99,7 +100,8 @@ def assemble(mix: Mix) -> Snapshot:
                 snap.rejected.append(_reject(row, source, "answer not accepted by the oracle"))
                 continue
             if mix.licenses and not permitted(row.provenance.license, mix.licenses):
-                snap.rejected.append(_reject(row, source, f"licence not accepted: {row.provenance.license or UNKNOWN}"))
+                licence = row.provenance.license or UNKNOWN
+                snap.rejected.append(_reject(row, source, LICENCE, f"{LICENCE}: {licence}", licence=licence))
                 continue
             picked.append(row)
         for row in sample_source(source, picked, mix.seed):
@@ -109,7 +111,7 @@ def assemble(mix: Mix) -> Snapshot:
     for source, row in loaded:
         hit = bench and (bench.overlap(row.response) or bench.overlap(row.prompt))
         if hit:
-            snap.rejected.append(_reject(row, source, f"overlaps the held-out bench: `{hit}`"))
+            snap.rejected.append(_reject(row, source, OVERLAP, f"{OVERLAP}: `{hit}`"))
         else:
             clean.append((source, row))
     unique = _dedup(clean, mix, snap)
@@ -124,8 +126,12 @@ def assemble(mix: Mix) -> Snapshot:
     return snap
 
 
-def _reject(row: Row, source: Source, reason: str) -> dict:
-    return {"id": row.id, "lane": row.lane, "task": row.task, "source": source.name, "reason": reason}
+LICENCE, OVERLAP = "licence not accepted", "overlaps the held-out bench"  # rejection kinds the manifest counts
+
+
+def _reject(row: Row, source: Source, kind: str, reason: str | None = None, **more) -> Rejection:
+    return Rejection(kind, reason or kind, {"id": row.id, "lane": row.lane, "task": row.task, "source": source.name,
+                                            **more})
 
 
 def dedup_key(row: Row) -> str:
@@ -147,7 +153,7 @@ def _dedup(rows: list[tuple[Source, Row]], mix: Mix, snap: Snapshot) -> list[tup
         members.sort(key=lambda m: _rank(m[1]))
         kept.append(members[0])
         for source, row in members[1:]:
-            snap.rejected.append(_reject(row, source, f"duplicate of {members[0][1].id}"))
+            snap.rejected.append(_reject(row, source, "duplicate", f"duplicate of {members[0][1].id}"))
     if mix.dedup.near_duplicates:
         kept = _near_dedup(kept, mix, snap)
     return kept
@@ -164,7 +170,7 @@ def _near_dedup(rows, mix: Mix, snap: Snapshot):
             sig.update(tok.encode())
         near = lsh.query(sig)
         if near:
-            snap.rejected.append(_reject(row, source, f"near-duplicate answer of {sorted(near)[0]}"))
+            snap.rejected.append(_reject(row, source, "near-duplicate answer", f"near-duplicate answer of {sorted(near)[0]}"))
             continue
         lsh.insert(row.id, sig)
         kept.append((source, row))
@@ -238,25 +244,19 @@ def _manifest(mix: Mix, snap: Snapshot, inputs: dict, lane_input, bench) -> dict
         "licenses": {"accepted": mix.licenses or "all",
                      "train": _count(snap.train, lambda r: r.provenance.license or UNKNOWN),
                      "val": _count(snap.val, lambda r: r.provenance.license or UNKNOWN),
-                     "dropped": _count([r for r in snap.rejected if r["reason"].startswith("licence")],
-                                       lambda r: r["reason"].split(": ", 1)[1])},
+                     "dropped": _count([r for r in snap.rejected if r.kind == LICENCE], lambda r: r.about["licence"])},
         "mix_weights": {s.name: s.weight for s in mix.sources},
         "mix_weight_semantics": "per-row loss weight applied by the trainer (no physical repeats)",
-        "rejected_by_reason": _count([_RowLike(r) for r in snap.rejected], lambda r: r.reason_kind),
+        "rejected_by_reason": _count(snap.rejected, lambda r: r.kind),
         "cost_usd": round(sum(r.cost_usd for r in rows), 6),
         "length": _histogram(rows, mix.seq_len),
         "decontamination": {"bench_files": bench.files if bench else 0, "ngram": mix.ngram,
-                            "dropped": sum(r["reason"].startswith("overlaps") for r in snap.rejected)},
+                            "dropped": sum(r.kind == OVERLAP for r in snap.rejected)},
         "inputs": dict(sorted(inputs.items())),
         "warnings": snap.warnings,
         "versions": versions,
         "platform": sys.platform,
     }
-
-
-class _RowLike:
-    def __init__(self, rejected: dict):
-        self.reason_kind = rejected["reason"].split(":")[0].split(" of ")[0]
 
 
 def write_snapshot(snap: Snapshot, out_dir: str | Path, parquet: bool = True) -> dict:
@@ -266,7 +266,7 @@ def write_snapshot(snap: Snapshot, out_dir: str | Path, parquet: bool = True) ->
              "trl_val": out / "trl" / "val.jsonl"}
     write_rows(paths["train"], snap.train)
     write_rows(paths["val"], snap.val)
-    write_jsonl(paths["rejected"], snap.rejected)
+    write_jsonl(paths["rejected"], [r.to_json() for r in snap.rejected])
     for split in ("train", "val"):  # TRL's conversational format: messages only
         write_jsonl(paths[f"trl_{split}"], [{"messages": [m.model_dump() for m in r.messages]}
                                             for r in getattr(snap, split)])

@@ -24,9 +24,10 @@ from oracles.verdict import Candidate, Verdict
 from synth.tasks.completion import without_own_cfg
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, cfg_gated, crate_name
-from synth.settings.fit import Fit
+from synth.settings.fit import TOO_LONG, Fit
 from synth.mutate.in_crate import InCrate, crate_originals, crate_recipe
 from synth.prompting.templates import system_prompt, with_context
+from synth.rows.rejection import Rejection
 from synth.rows.row import Provenance, Row, make_row
 from synth.tasks.task import candidate_source
 
@@ -137,7 +138,7 @@ def doc_row(item: DocItem, verdict: Verdict, seed: int, recipe: dict | None = No
 
 
 def doc_lane(decls: list[Declaration], oracle, seed: int = 0, crate_oracle=None,
-             fit: Fit | None = None) -> tuple[list[Row], list[dict]]:
+             fit: Fit | None = None) -> tuple[list[Row], list[Rejection]]:
     """Rows of the documented functions whose answer compiles in its context (or, with
     `crate_oracle`, in its crate where the standalone file fails); the rest rejected. With `fit`
     ([tokens]), an item over the token limits is rejected before any compile."""
@@ -145,7 +146,7 @@ def doc_lane(decls: list[Declaration], oracle, seed: int = 0, crate_oracle=None,
     for item in map(doc_item, doc_candidates(decls)):
         over = fit.over(item.prompt, item.answer) if fit is not None else None
         if over:
-            rejected.append({"decl": item.decl.id, "name": item.decl.name, "lang": "rust", "reason": over})
+            rejected.append(Rejection(TOO_LONG, over, {"decl": item.decl.id, "name": item.decl.name, "lang": "rust"}))
         else:
             items.append(item)
     rows, failed = [], []
@@ -165,9 +166,11 @@ def doc_lane(decls: list[Declaration], oracle, seed: int = 0, crate_oracle=None,
                                 crate_recipe(item.decl, crate_oracle, in_crate.features[item.decl.id])))
             continue
         errors = ([d for d in verdict.diagnostics if d.severity == "error"] or verdict.diagnostics) if verdict else []
-        alone = (f"reference does not compile in its context: {errors[0].code if errors else 'no diagnostic'}"
-                 if verdict else "its own #[cfg(...)] may hide it from a check alone")
-        rejected.append({"decl": item.decl.id, "name": item.decl.name, "lang": "rust",
-                         "reason": alone + (f", nor in its crate: {why_not[item.decl.id]}" if item.decl.id in why_not else "")})
+        kind, alone = (("reference does not compile",
+                        f"reference does not compile in its context: {errors[0].code if errors else 'no diagnostic'}")
+                       if verdict else ("reference not verified (own #[cfg])",
+                                        "its own #[cfg(...)] may hide it from a check alone"))
+        rejected.append(Rejection(kind, alone + (f", nor in its crate: {why_not[item.decl.id]}" if item.decl.id in why_not else ""),
+                                  {"decl": item.decl.id, "name": item.decl.name, "lang": "rust"}))
     rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash))
     return rows, rejected

@@ -29,6 +29,7 @@ from synth.extract.package import package_of
 from synth.extract.model import Declaration, crate_name, standalone_source
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompting.templates import language_and_fence, system_prompt, template, template_hash
+from synth.rows.rejection import Rejection
 from synth.rows.row import Provenance, Row, make_row
 
 from .instructions import instruction_problems, row_prompt
@@ -52,6 +53,7 @@ class State(TypedDict, total=False):
     faithful: bool
     rating: int
     outcome: str  # accepted | rejected | undone
+    kind: str  # why rejected, in short (synth/rows/rejection.py)
     reason: str
 
 
@@ -82,7 +84,7 @@ def judge_prompt(decl: Declaration, instruction: str) -> str:
 @dataclass
 class BacktranslateResult:
     rows: list[Row] = field(default_factory=list)
-    rejected: list[dict] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
     undone: list[str] = field(default_factory=list)
     stats: Counter = field(default_factory=Counter)  # per node: calls, passes, retries
 
@@ -136,10 +138,11 @@ def build_graph(client, oracle, settings: BacktranslateSettings, models: tuple, 
 
     def reject(state: State) -> State:
         if state.get("problems"):
-            reason = "instruction rejected: " + "; ".join(state["problems"])
+            kind, reason = "instruction rejected", "instruction rejected: " + "; ".join(state["problems"])
         else:
+            kind = "regenerated code fails, unfaithful"
             reason = "code regenerated from the instruction does not compile, and the judge finds it unfaithful"
-        return {"outcome": "rejected", "reason": reason}
+        return {"outcome": "rejected", "kind": kind, "reason": reason}
 
     def after_check(state: State) -> str:
         if not state["problems"]:
@@ -179,7 +182,8 @@ def run_backtranslation(decls: list[Declaration], client, oracle, settings: Back
         if verdict.passed:
             ready.append((decl, verdict))
         else:
-            result.rejected.append({"decl": decl.id, "name": decl.name, "reason": "original does not compile standalone"})
+            result.rejected.append(Rejection("original does not compile", "original does not compile standalone",
+                                             {"decl": decl.id, "name": decl.name}))
     saver = None
     if checkpoint_path:
         saver = SqliteSaver(sqlite3.connect(checkpoint_path, check_same_thread=False))
@@ -216,11 +220,12 @@ def run_backtranslation(decls: list[Declaration], client, oracle, settings: Back
         if final["outcome"] == "accepted":
             result.rows.append(_row(decl, verdict, final, named[0].model, seed))
         elif final["outcome"] == "rejected":
-            result.rejected.append({"decl": decl.id, "name": decl.name, "reason": final["reason"],
-                                    "instruction": final.get("instruction")})
+            # a checkpoint finished before rejections had kinds has none
+            result.rejected.append(Rejection(final.get("kind", "rejected"), final["reason"], {
+                "decl": decl.id, "name": decl.name, "instruction": final.get("instruction")}))
         else:
             result.undone.append(decl.id)
-            result.rejected.append({"decl": decl.id, "name": decl.name, "reason": final["reason"]})
+            result.rejected.append(Rejection("undone", final["reason"], {"decl": decl.id, "name": decl.name}))
     result.rows.sort(key=lambda r: (r.provenance.source_path, r.provenance.decl_hash, r.provenance.decl_id or ""))
     return result
 

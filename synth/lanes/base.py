@@ -17,6 +17,7 @@ from synth.extract.model import Declaration
 from synth.settings.fit import Fit
 from synth.lanes.fingerprint import lane_fingerprint
 from synth.rows.store import ItemStore, fingerprint
+from synth.rows.rejection import Rejection
 from synth.rows.row import Row
 from synth.settings.strict import LaneSettings
 
@@ -25,7 +26,7 @@ from synth.settings.strict import LaneSettings
 class LaneOutput:
     name: str
     rows: list[Row] = field(default_factory=list)
-    rejected: list[dict] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
     pairs: list[dict] = field(default_factory=list)
     items: int = 0  # items this run had for the lane
     processed: int = 0  # of which new or changed (worked on)
@@ -40,12 +41,7 @@ class LaneOutput:
                 "no_oracle": self.no_oracle, "rows": len(self.rows), "rejected": len(self.rejected)}
 
     def reasons(self) -> Counter:
-        return Counter(_reason_kind(r) for r in self.rejected)
-
-
-def _reason_kind(rejected: dict) -> str:
-    reason = str(rejected.get("reason") or rejected.get("check") or "unknown")
-    return reason.split(":")[0].split(" (")[0][:60]
+        return Counter(r.kind for r in self.rejected)
 
 
 @dataclass
@@ -120,7 +116,7 @@ class Lane:
         """How many items one stored item counts for in the funnel."""
         return 1
 
-    def early_rejects(self, item) -> list[dict]:
+    def early_rejects(self, item) -> list[Rejection]:
         """What an item is refused for before any work (e.g. a tool definition that does not validate)."""
         return []
 
@@ -130,14 +126,15 @@ class Lane:
         return ""
 
     def process(self, ctx: RunContext, settings, todo: list, oracle, out: LaneOutput) -> dict:
-        """key -> {"rows": [...], "rejected": [...], "pairs"?: [...]} for each item done; an item
-        left out of the answer is undone (not stored, picked up by the next run)."""
+        """key -> {"rows": [...], "rejected": [...], "pairs"?: [...]} for each item done, as JSON
+        (rows dumped, rejections `Rejection.to_json`); an item left out of the answer is undone (not
+        stored, picked up by the next run)."""
         raise NotImplementedError
 
     def collect(self, stored: dict, out: LaneOutput) -> None:
         """Add one stored item's results to the lane's output."""
         out.rows += [Row.model_validate(r) for r in stored["rows"]]
-        out.rejected += stored["rejected"]
+        out.rejected += [Rejection.from_json(r) for r in stored["rejected"]]
         out.pairs += stored.get("pairs", [])
 
     def finish(self, ctx: RunContext, settings, out: LaneOutput, items: list) -> None:
@@ -219,7 +216,7 @@ def stamped(row: Row, decl: Declaration) -> dict:
     return {**row.model_dump(mode="json"), "decl_key": decl_key(decl)}
 
 
-def by_declaration(todo: list[Declaration], rows: list[Row], rejected: list[dict], lang: str | None = None,
+def by_declaration(todo: list[Declaration], rows: list[Row], rejected: list[Rejection], lang: str | None = None,
                    skip: set | None = None) -> dict:
     """Each declaration's share of an engine's result, as the item store keeps it."""
     decl_of = {(d.path, d.hash): d for d in todo}
@@ -229,7 +226,7 @@ def by_declaration(todo: list[Declaration], rows: list[Row], rejected: list[dict
         if decl.id in out:
             out[decl.id]["rows"].append(stamped(row, decl))
     for item in rejected:
-        if item.get("decl") in out:
-            out[item["decl"]]["rejected"].append({"lang": lang, **item} if lang else item)
+        if item.about.get("decl") in out:
+            out[item.about["decl"]]["rejected"].append(item.with_lang(lang).to_json())
     return {item_key(d): out[d.id] for d in todo if d.id in out}
 

@@ -26,6 +26,7 @@ from synth.tasks.judge import Judge
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompting.templates import system_prompt
 from synth.rows.row import Provenance, Row, make_row
+from synth.rows.rejection import Rejection
 from synth.rows.store import fingerprint
 
 from .base import Lane
@@ -119,7 +120,8 @@ class RftLane(Lane):
             rows = [rft_row(sampled, i, origin[task.id], sampler.name, ctx.seed) for i in sampled.kept]
             rows += [selfrepair_row(sampled, r, origin[task.id], sampler.name, ctx.seed) for r in sampled.repairs if r.fix]
             figures = sampled.figures(settings.k)
-            rejected = [] if rows else [{"task": task.id, "reason": "no sample passed", **figures}]
+            rejected = [] if rows else [Rejection("no sample passed", "no sample passed", {"task": task.id, **figures})
+                                        .to_json()]
             done[self.key(task)] = {"rows": rows, "pairs": pairs(sampled), "rejected": rejected, "figures": figures}
         return done
 

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from synth.prompting.templates import template
+from synth.rows.rejection import Rejection
 from synth.rows.store import fingerprint
 from synth.tools.settings import ToolcallsSettings
 from synth.tools.servers import configured_sets, name_clashes, save_sets
@@ -39,8 +40,8 @@ class ToolcallsLane(Lane):
         return len(tool_set.tools)
 
     def early_rejects(self, tool_set):
-        server = [{"check": "server", "server": tool_set.name, "reason": tool_set.error}] if tool_set.error else []
-        return server + [{"check": "definition", "server": tool_set.name, "reason": p} for p in tool_set.problems]
+        server = [Rejection("server", tool_set.error, {"server": tool_set.name})] if tool_set.error else []
+        return server + [Rejection("definition", p, {"server": tool_set.name}) for p in tool_set.problems]
 
     def process(self, ctx, settings, todo, oracle, out):
         done = {}
@@ -51,12 +52,13 @@ class ToolcallsLane(Lane):
             verified = verify_calls(tool_set.tools, ctx.client, ctx.models[settings.model], settings, run,
                                     on_item=ctx.ticker("toolcalls"))
             if not verified.rejections.get("not generated", 0):
-                done[self.key(tool_set)] = {"rows": [], "calls": verified.calls, "rejected": verified.rejected,
+                done[self.key(tool_set)] = {"rows": [], "calls": verified.calls,
+                                            "rejected": [r.to_json() for r in verified.rejected],
                                             "executed": verified.executed}
         return done
 
     def collect(self, stored, out):
-        out.rejected += stored["rejected"]
+        out.rejected += [Rejection.from_json(r) for r in stored["rejected"]]
         out.extra.setdefault("calls", []).extend(stored["calls"])
         out.extra.setdefault("executed", []).extend(stored["executed"])
 

@@ -17,6 +17,7 @@ from oracles.cargo.manifest import ManifestError, offline_features
 from oracles.cargo.probe import body_start
 from oracles.verdict import Splice, Verdict
 from synth.extract.model import Declaration, folder_name
+from synth.rows.rejection import Rejection
 
 
 MAX_FEATURE_SETS = 16  # per crate, besides the default features and all of them: each costs a build of its dependencies
@@ -137,7 +138,7 @@ def crate_recipe(decl: Declaration, oracle, features: tuple[str, ...] = ()) -> d
             "root": decl.crate_root, "decl_name": decl.name, "trait_impl": _in_trait_impl(decl)}
 
 
-def funnel(eligible: list[Declaration], scopes: dict[str, str], rejected: list[dict], mutants, rows,
+def funnel(eligible: list[Declaration], scopes: dict[str, str], rejected: list[Rejection], mutants, rows,
            in_crate: InCrate | None = None) -> dict:
     """Per crate: eligible -> verified standalone -> verified in crate -> mutants -> rows, why
     each declaration was left out, the feature sets checked and the declarations configured out."""
@@ -171,8 +172,8 @@ def funnel(eligible: list[Declaration], scopes: dict[str, str], rejected: list[d
         out[crate_of[decl_by_hash[(row.provenance.source_path, row.provenance.decl_hash)]]]["rows"] += 1
     ids = {d.id for d in eligible}
     for r in rejected:
-        if r.get("decl") in ids and "operator" not in r:
-            out[crate_of[r["decl"]]]["left_out"][r["reason"].split(":")[0]] += 1
+        if r.about.get("decl") in ids and "operator" not in r.about:
+            out[crate_of[r.about["decl"]]]["left_out"][r.kind] += 1
     for f in out.values():
         f["left_out"] = dict(f["left_out"].most_common())
     return dict(sorted(out.items()))

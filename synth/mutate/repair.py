@@ -13,9 +13,10 @@ from pathlib import Path
 from oracles.verdict import Candidate, Verdict
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, standalone_source
-from synth.settings.fit import Fit
+from synth.settings.fit import TOO_LONG, Fit
 from synth.rows.jsonl import write_json, write_jsonl
 from synth.rows.pack import write_rows
+from synth.rows.rejection import Rejection
 from synth.prompting.templates import language_and_fence, system_prompt, template, template_hash
 from synth.rows.row import Provenance, Row, Verification, make_row
 
@@ -60,7 +61,7 @@ class Mutant:
 @dataclass
 class RepairResult:
     rows: list[Row] = field(default_factory=list)
-    rejected: list[dict] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
     stats: dict[str, OperatorStats] = field(default_factory=dict)
     codes: Counter = field(default_factory=Counter)
     funnel: dict = field(default_factory=dict)  # per crate (in-crate verification on)
@@ -155,13 +156,16 @@ def mix(rows: list[Row], capped: list[Row] = ()) -> dict:
             "by_crate": by(lambda r: r.crate or ""), "by_operator": by(lambda r: r.operator)}
 
 
-def balance_rejections(dropped: list[Row], capped: list[Row], settings: RepairSettings) -> list[dict]:
+SOLVABLE_CAP = "balance: compiler-solvable cap"  # the kind of a row the cap on compiler-solvable rows dropped
+
+
+def balance_rejections(dropped: list[Row], capped: list[Row], settings: RepairSettings) -> list[Rejection]:
     """Why balancing dropped each row: its operator or code over its share, or the compiler's help
     fixes it and such rows are over their cap."""
     share = f"balance: over {settings.max_share:.0%} share"
     solvable = f"balance: over {settings.max_compiler_solvable:.0%} of rows the compiler's help fixes"
-    return [{"decl": r.provenance.decl_hash, "operator": r.operator, "reason": why, "row_id": r.id}
-            for rows, why in ((dropped, share), (capped, solvable)) for r in rows]
+    return [Rejection(kind, why, {"decl": r.provenance.decl_hash, "operator": r.operator, "row_id": r.id})
+            for rows, kind, why in ((dropped, "balance: share", share), (capped, SOLVABLE_CAP, solvable)) for r in rows]
 
 
 def answer_offset(decl: Declaration) -> int:
@@ -238,12 +242,13 @@ def repair_rows(decls: list[Declaration], oracle, settings: RepairSettings | Non
     for decl in eligible:
         if decl.id not in originals:
             verdict = failed_alone.get(decl.id)
-            reason = ("its own #[cfg(...)] may hide it from a check alone" if decl.id in gated
-                      else "original does not compile standalone")
+            kind, reason = (("original not verified (own #[cfg])", "its own #[cfg(...)] may hide it from a check alone")
+                            if decl.id in gated else ("original does not compile", "original does not compile standalone"))
             if use_crate:
                 reason += f", nor in its crate: {in_crate_verified.why_not.get(decl.id, '')}"
-            result.rejected.append({"decl": decl.id, "name": decl.name, "reason": reason,
-                                    "diagnostics": [d.render() for d in verdict.errors] if verdict else []})
+            result.rejected.append(Rejection(kind, reason, {
+                "decl": decl.id, "name": decl.name,
+                "diagnostics": [d.render() for d in verdict.errors] if verdict else []}))
     mutants = make_mutants([d for d in eligible if d.id in originals], operators, seed, result.stats,
                            sites_of, apply_edit)
     in_crate = [m for m in mutants if m.decl.id in recipes]
@@ -261,13 +266,13 @@ def repair_rows(decls: list[Declaration], oracle, settings: RepairSettings | Non
         st = result.stats[m.operator]
         if verdict.passed or not verdict.errors:
             st.equivalent += 1
-            result.rejected.append({"decl": m.decl.id, "name": m.decl.name, "operator": m.operator,
-                                    "reason": "equivalent mutant (still compiles)", "broken": m.broken})
+            result.rejected.append(Rejection("equivalent mutant", "equivalent mutant (still compiles)", {
+                "decl": m.decl.id, "name": m.decl.name, "operator": m.operator, "broken": m.broken}))
         elif all(d.code in EXIT_ONLY for d in verdict.errors):  # nothing to learn from: the compiler named no error
             st.unexplained += 1
-            result.rejected.append({"decl": m.decl.id, "name": m.decl.name, "operator": m.operator,
-                                    "reason": f"rejected without a diagnostic ({verdict.errors[0].message.split(':')[0]})",
-                                    "broken": m.broken})
+            result.rejected.append(Rejection(
+                "no diagnostic", f"rejected without a diagnostic ({verdict.errors[0].message.split(':')[0]})",
+                {"decl": m.decl.id, "name": m.decl.name, "operator": m.operator, "broken": m.broken}))
         else:
             st.killed += 1
             killed.append(m)
@@ -292,26 +297,26 @@ def repair_rows(decls: list[Declaration], oracle, settings: RepairSettings | Non
     return result
 
 
-def _fitting(decls: list[Declaration], fit: Fit, diff: bool) -> tuple[list[Declaration], list[dict]]:
+def _fitting(decls: list[Declaration], fit: Fit, diff: bool) -> tuple[list[Declaration], list[Rejection]]:
     """The declarations whose rows may fit the token limits, and the others rejected."""
     kept, rejected = [], []
     for decl in decls:
         floor = repair_prompt(decl, "", "", diff)  # every row's prompt holds at least this
         over = fit.over(floor, None if diff else block_text(decl.clean_text))
         if over:
-            rejected.append({"decl": decl.id, "name": decl.name, "reason": over})
+            rejected.append(Rejection(TOO_LONG, over, {"decl": decl.id, "name": decl.name}))
         else:
             kept.append(decl)
     return kept, rejected
 
 
-def _fitting_rows(rows: list[Row], fit: Fit) -> tuple[list[Row], list[dict]]:
+def _fitting_rows(rows: list[Row], fit: Fit) -> tuple[list[Row], list[Rejection]]:
     kept, rejected = [], []
     for row in rows:
         over = fit.over(row.prompt, row.response)
         if over:
-            rejected.append({"decl": row.provenance.decl_id, "operator": row.operator, "reason": over,
-                             "row_id": row.id})
+            rejected.append(Rejection(TOO_LONG, over, {"decl": row.provenance.decl_id, "operator": row.operator,
+                                                       "row_id": row.id}))
         else:
             kept.append(row)
     return kept, rejected
@@ -322,7 +327,7 @@ def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = No
     plus stats/repair.json with the per-operator funnel of each language."""
     out = Path(out_dir)
     rows = [row for lang in sorted(results) for row in results[lang].rows]
-    rejected = [{"lang": lang, **r} for lang in sorted(results) for r in results[lang].rejected]
+    rejected = [r.with_lang(lang).to_json() for lang in sorted(results) for r in results[lang].rejected]
     rows_path, rejected_path = out / "rows" / "repair.jsonl", out / "rejected" / "repair.jsonl"
     write_rows(rows_path, rows)
     write_jsonl(rejected_path, rejected)

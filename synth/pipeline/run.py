@@ -23,6 +23,7 @@ from synth.settings.config import SynthSettings
 from synth.extract.extract import extract_sources
 from synth.rows.jsonl import write_json, write_jsonl
 from synth.rows.pack import write_rows
+from synth.rows.rejection import Rejection
 from synth.tasks.split import split_outputs
 from synth.lanes.base import LaneOutput
 from synth.rows.row import Row
@@ -272,7 +273,7 @@ def run_pipeline(config: SynthSettings, max_spend: float | None = None, progress
 
 def write_outputs(out: Path, outputs: dict[str, LaneOutput]) -> None:
     rows_by_task: dict[str, list[Row]] = {}
-    rejected_by_lane: dict[str, list[dict]] = {}
+    rejected_by_lane: dict[str, list[Rejection]] = {}
     for name, output in outputs.items():
         for row in output.rows:
             rows_by_task.setdefault(row.task, []).append(row)
@@ -285,7 +286,7 @@ def write_outputs(out: Path, outputs: dict[str, LaneOutput]) -> None:
     for task, rows in rows_by_task.items():
         write_rows(out / "rows" / f"{task}.jsonl", sorted(rows, key=lambda r: r.id))
     for name, rejected in rejected_by_lane.items():
-        write_jsonl(out / "rejected" / f"{name}.jsonl", rejected)
+        write_jsonl(out / "rejected" / f"{name}.jsonl", [r.to_json() for r in rejected])
 
 
 def measured_lanes(summary: RunSummary, previous: dict | None) -> dict:

@@ -1,2 +1,2 @@
-"""Rows and where they are kept: the row model, row files (packed and plain JSONL) and the item store a
-refresh reuses."""
+"""Rows and where they are kept: the row model, row files (packed and plain JSONL), the item store a
+refresh reuses, and the rejection (why an item or a row was not kept)."""

@@ -13,6 +13,8 @@ from oracles.errors import MissingInput
 from synth.settings.strict import Strict
 from pydantic import Field
 
+TOO_LONG = "over the token limits"  # the kind of the rejections `Fit.over` gives the reason of
+
 
 class TokenSettings(Strict):
     tokenizer: str | None = None  # a local model or tokenizer folder (tokenizer.json); None: o200k counts
@@ -48,9 +50,9 @@ class Fit:
     def over(self, prompt: str | None = None, answer: str | None = None) -> str | None:
         """Why this prompt or answer does not fit (None: it fits, or no limit is set)."""
         if prompt is not None and self.limits.max_prompt and (n := self.count(prompt)) > self.limits.max_prompt:
-            return f"over the token limits: prompt {n} > {self.limits.max_prompt}"
+            return f"{TOO_LONG}: prompt {n} > {self.limits.max_prompt}"
         if answer is not None and self.limits.max_answer and (n := self.count(answer)) > self.limits.max_answer:
-            return f"over the token limits: answer {n} > {self.limits.max_answer}"
+            return f"{TOO_LONG}: answer {n} > {self.limits.max_answer}"
         return None
 
     @property

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from oracles.verdict import Verdict
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompting.templates import system_prompt, template, template_hash
+from synth.rows.rejection import Rejection
 from synth.rows.row import Provenance, Row, make_row
 
 from .checks import check_format, check_leak, check_schema
@@ -39,7 +40,7 @@ class ToolRun:
 class Verified:
     """What one tool set's verification kept (JSON-able: it is stored per set)."""
     calls: list[dict] = field(default_factory=list)  # {"tool": qualified name, "task", "arguments", "execution"}
-    rejected: list[dict] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)  # kind: the check that refused it
     rejections: Counter = field(default_factory=Counter)  # by check
     executed: list[str] = field(default_factory=list)  # tool names actually called on the server
 
@@ -107,7 +108,7 @@ def verify_calls(tools: list[ToolDef], client, spec, settings: ToolcallsSettings
                 reply = client.complete(spec.request(prompt, "toolcall")).texts[0]
             except (BudgetExceeded, CallFailed) as exc:
                 result.rejections["not generated"] += 1
-                result.rejected.append({"tool": tool.qualified, "check": "generation", "reason": str(exc)})
+                result.rejected.append(Rejection("generation", str(exc), {"tool": tool.qualified}))
                 continue
             parsed = _parse(reply)
             problem, check = None, "format"
@@ -122,8 +123,7 @@ def verify_calls(tools: list[ToolDef], client, spec, settings: ToolcallsSettings
                     check, problem = "leakage", check_leak(task, tool)
             if problem:
                 result.rejections[check] += 1
-                result.rejected.append({"tool": tool.qualified, "check": check, "reason": problem,
-                                        "reply": reply[:500]})
+                result.rejected.append(Rejection(check, problem, {"tool": tool.qualified, "reply": reply[:500]}))
                 continue
             candidates.append((tool, task, arguments))
     executions = _execute(candidates, run, result)
@@ -132,8 +132,7 @@ def verify_calls(tools: list[ToolDef], client, spec, settings: ToolcallsSettings
             ok, text = executions.get((tool.name, json.dumps(arguments, sort_keys=True)), (False, "not run"))
             if not ok:
                 result.rejections["execution"] += 1
-                result.rejected.append({"tool": tool.qualified, "check": "execution",
-                                        "reason": f"the server said: {text}"})
+                result.rejected.append(Rejection("execution", f"the server said: {text}", {"tool": tool.qualified}))
                 continue
             execution = "ran without error on the live server"
         else:

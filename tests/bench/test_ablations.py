@@ -40,7 +40,7 @@ def test_a_twin_shows_another_broken_form_and_nothing_else(tmp_path):
     gated = [r, plain_row(row("fn twice(x: u32) -> u32 {\n    x * 2;\n}")), {"task": "doc", "id": "doc"}]
     (tmp_path / "rejected").mkdir()
     (tmp_path / "rejected" / "repair.jsonl").write_text(json.dumps(
-        {"decl": "d1", "operator": "argument_type", "reason": "equivalent mutant (still compiles)",
+        {"decl": "d1", "operator": "argument_type", "kind": "equivalent mutant", "reason": "equivalent mutant (still compiles)",
          "broken": "fn twice(x: u32) -> u32 {\n    x + x\n}"}) + "\n")
     drawn = ungated_rows(tmp_path, gated, seed=0)
     assert drawn["pool"] == {"gated": 2, "still_compile": 1, "original_fails": 0}

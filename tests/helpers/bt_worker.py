@@ -40,7 +40,7 @@ def main():
     result = run_backtranslation(decls, client, RustOracle(OracleSettings(jobs=1)), BacktranslateSettings(model="w", workers=1), models,
                                  checkpoint_path=f"{workdir}/checkpoints.sqlite")
     write_jsonl(f"{workdir}/rows.jsonl", result.rows)
-    write_jsonl(f"{workdir}/rejected.jsonl", sorted(result.rejected, key=lambda r: r["decl"]))
+    write_jsonl(f"{workdir}/rejected.jsonl", [r.to_json() for r in sorted(result.rejected, key=lambda r: r.about["decl"])])
     print(len(result.rows), len(result.rejected), result.stats["write"] + result.stats["verify"], flush=True)
 
 

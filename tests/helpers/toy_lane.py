@@ -7,6 +7,7 @@ from __future__ import annotations
 from oracles.verdict import Verdict
 from synth.lanes.base import Lane, LaneSettings, by_declaration
 from synth.lanes.estimate import plan_row
+from synth.rows.rejection import Rejection
 from synth.rows.row import Provenance, make_row
 from synth.rows.store import fingerprint
 
@@ -32,7 +33,7 @@ class EchoLane(Lane):
         rows, rejected = [], []
         for decl in todo:
             if len(decl.doc) < 40:
-                rejected.append({"decl": decl.id, "reason": "doc comment too thin"})
+                rejected.append(Rejection("too thin", "doc comment too thin", {"decl": decl.id}))
                 continue
             verdict = Verdict(candidate_id=decl.id, passed=True, oracle="none", toolchain="none")
             rows.append(make_row(lang="rust", lane="rust_summary", task="summary",

@@ -72,7 +72,7 @@ def test_backtranslation_accepts_exactly_what_it_should(decls, tmp_path, monkeyp
     ratings = {r.provenance.decl_hash: r.rating for r in result.rows}
     by_hash = {d.hash: d.name for d in decls}
     assert {by_hash[h]: r for h, r in ratings.items()} == {"gcd": 5, "lcm": 5, "is_prime": 4, "distance": 5}
-    reasons = {r["name"]: r["reason"] for r in result.rejected}
+    reasons = {r.about["name"]: r.reason for r in result.rejected}
     assert set(reasons) == {"clamp", "word_count"}
     assert "judge finds it unfaithful" in reasons["clamp"]
     assert "does not name `word_count`" in reasons["word_count"]

@@ -242,4 +242,4 @@ def test_a_function_configured_out_of_the_check_is_no_row(tmp_path, rust_oracle)
     decls = extract_paths([str(crate)], ExtractOptions(jobs=1)).declarations
     rows, rejected = doc_lane(decls, rust_oracle, seed=0)
     assert [r.must_define for r in rows] == [["double"]]
-    assert [r["name"] for r in rejected] == ["build"]
+    assert [(r.about["name"], r.kind) for r in rejected] == [("build", "reference not verified (own #[cfg])")]

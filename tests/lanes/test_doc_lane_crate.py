@@ -61,7 +61,7 @@ def test_a_function_failing_standalone_is_verified_in_its_crate(tmp_path, oracle
     decls = extract_paths([str(_crate(tmp_path / "geo"))], ExtractOptions(jobs=1)).declarations
     alone_rows, alone_rejected = doc_lane(decls, standalone, seed=0)
     assert "total_area" not in _by_name(alone_rows)  # the premise: its standalone file fails
-    assert any(r["name"] == "total_area" for r in alone_rejected)
+    assert any(r.about["name"] == "total_area" for r in alone_rejected)
     rows = _by_name(doc_lane(decls, standalone, seed=0, crate_oracle=crate)[0])
     row = rows["total_area"]
     assert row["verification"]["scope"] == "crate" and row["verification"]["passed"]
@@ -79,5 +79,5 @@ def test_a_crate_that_does_not_compile_verifies_nothing(tmp_path, oracles):
     decls = extract_paths([str(_crate(tmp_path / "geo", broken=True))], ExtractOptions(jobs=1)).declarations
     rows, rejected = doc_lane(decls, standalone, seed=0, crate_oracle=crate)
     assert "total_area" not in _by_name(rows)
-    (reason,) = [r["reason"] for r in rejected if r["name"] == "total_area"]
+    (reason,) = [r.reason for r in rejected if r.about["name"] == "total_area"]
     assert "nor in its crate: crate does not compile" in reason

@@ -60,7 +60,7 @@ def test_refresh_samples_from_the_newest_adapter_and_only_what_changed(tmp_path,
     assert rft["by_family"]["codegen"]["tasks"] == 3  # alpha's three functions; beta's are held out
     rejected = [json.loads(line) for line in (tmp_path / "run" / "rejected" / "rft.jsonl").read_text().splitlines()]
     assert 0 < len(rejected) <= rft["items"] and len(rejected) + len(_rows(tmp_path)) >= rft["items"]
-    assert {r["reason"] for r in rejected} <= {"no sample passed"}
+    assert {(r["kind"], r["reason"]) for r in rejected} <= {("no sample passed", "no sample passed")}
 
     same = run(config)
     assert same["rft"]["processed"] == 0 and same["rft"]["reused"] == rft["items"]

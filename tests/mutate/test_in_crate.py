@@ -303,10 +303,10 @@ def test_a_mutant_rejected_without_a_diagnostic_makes_no_row():
                              crate_oracle=oracle)
     finally:
         oracle.close()
-    unexplained = [r for r in result.rejected if r["reason"].startswith("rejected without a diagnostic")]
-    operators = {r["operator"] for r in unexplained}
+    unexplained = [r for r in result.rejected if r.kind == "no diagnostic"]
+    operators = {r.about["operator"] for r in unexplained}
     assert "immutable_binding" in operators, result.rejected
-    assert {r["reason"] for r in unexplained} == {"rejected without a diagnostic (cargo exited 101)"}
+    assert {r.reason for r in unexplained} == {"rejected without a diagnostic (cargo exited 101)"}
     assert sum(s.unexplained for s in result.stats.values()) == len(unexplained)
     assert not [r for r in result.rows if r.operator in operators]
 

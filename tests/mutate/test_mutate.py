@@ -118,7 +118,9 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
     assert first == second and first != other
     assert summary["rows"] == len(read_rows(tmp_path / "a" / "rows" / "repair.jsonl", Row))
     rejected = read_jsonl(tmp_path / "a" / "rejected" / "repair.jsonl")
-    assert all(r["reason"] for r in rejected)
+    assert all(r["reason"] and r["kind"] for r in rejected)
+    assert {r["kind"] for r in rejected} <= {"equivalent mutant", "original does not compile", "no diagnostic",
+                                             "balance: share"}
 
 
 def test_every_operator_edit_keeps_the_code_parseable():

@@ -95,7 +95,7 @@ def test_only_what_the_compiler_saw_is_verified_each_with_its_features(gated):
     assert [s["passed"] for s in funnel["feature_sets"]] == [True, False, False, True]
     named = {r.name for r in result.rows}
     assert {"level", "key_len", "owned"} <= named and not named & {"broken", "no_std_only", "helper"}
-    out = {r["name"]: r["reason"] for r in result.rejected if "operator" not in r}
+    out = {r.about["name"]: r.reason for r in result.rejected if "operator" not in r.about}
     assert set(out) == {"broken", "no_std_only", "helper"} and all("configured out" in v for v in out.values())
     kv_rows = [json.loads(r.model_dump_json()) for r in result.rows if r.name == "key_len"]
     recipe = kv_rows[0]["verification"]["crate"]

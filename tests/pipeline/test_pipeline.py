@@ -155,8 +155,13 @@ def test_refresh_pays_only_for_what_changed(tmp_path, provider, capsys):
                  for row in read_rows(tmp_path / "run" / "rows" / f"{name}.jsonl")]
     assert any("ran without error on the live server" in json.dumps(r) for r in tool_rows)
 
+    rejected = {p.name: p.read_bytes() for p in (tmp_path / "run" / "rejected").glob("*.jsonl")}
+    _rejections_have_kinds(tmp_path / "run")
+
     code, same = _run(["refresh", "--config", str(config)], capsys)
     assert code == 0
+    # every item's rejections came back from the item store: the same kinds, the same bytes
+    assert {p.name: p.read_bytes() for p in (tmp_path / "run" / "rejected").glob("*.jsonl")} == rejected
     assert same["llm_calls"] == 0 and same["compiler_runs"] == 0 and same["candidates_compiled"] == 0
     assert same["diff"]["total"] == {"added": 0, "removed": 0, "changed": 0}
     assert all(s["processed"] == 0 for s in same["stages"].values())
@@ -177,6 +182,21 @@ def test_refresh_pays_only_for_what_changed(tmp_path, provider, capsys):
     print(f"\ncold: {cold['llm_calls']} LLM calls, {cold['candidates_compiled']} candidates compiled; "
           f"nothing changed: {same['llm_calls']} / {same['compiler_runs']} compiler runs; one function changed: "
           f"{changed['llm_calls']} calls, {changed['candidates_compiled']} candidates, diff {changed['diff']['total']}")
+
+
+def _rejections_have_kinds(run: Path) -> None:
+    """Every rejection a lane wrote says its kind, and the run's funnel counts those kinds."""
+    from collections import Counter
+    from synth.rows.rejection import Rejection
+    counted = json.loads((run / "stats" / "run.json").read_text())["rejections"]
+    files = sorted((run / "rejected").glob("*.jsonl"))
+    assert {p.stem for p in files} >= {"repair", "toolcalls"}
+    for path in files:
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        assert all(line["kind"] and line["reason"] for line in lines), path
+        assert all(Rejection.from_json(line).to_json() == line for line in lines)
+        assert counted[path.stem] == dict(Counter(line["kind"] for line in lines)), path.stem
+    assert "equivalent mutant" in counted["repair"]  # the kinds are the checks', not the reasons' text
 
 
 def _refresh_process(config: Path) -> subprocess.Popen:

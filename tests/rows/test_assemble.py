@@ -54,7 +54,8 @@ def test_no_answer_in_both_splits_and_planted_duplicates_are_dropped(runs):
     codegen = [r for r in snap.train + snap.val if r.task == "codegen"]
     assert len(codegen) == 20  # 40 planted rows, two per answer (whitespace and comment variants)
     assert all(r.rating == 5 for r in codegen)  # the best-rated copy is the one kept
-    assert sum(r["reason"].startswith("duplicate of") for r in snap.rejected) == 20
+    assert sum(r.reason.startswith("duplicate of") for r in snap.rejected) == 20
+    assert snap.manifest["rejected_by_reason"] == {"duplicate": 20}
     assert {r.mix_weight for r in snap.train if r.task == "repair"} == {2.0}  # the weight is on each row
     assert {r.mix_weight for r in snap.train if r.task == "codegen"} == {1.0}
 
@@ -84,10 +85,10 @@ def test_decontamination_drops_a_planted_overlap_and_reports_zero_when_clean(run
     # Known answer: a bench reference that shares one 8-token run with the examples' gcd.
     (bench / "reference.vox").write_text("fn gcd(a: int, b: int) to int {\n    // gcd(b, a % b) } else { a\n}\n")
     dirty = assemble(_mix(runs, bench=[str(tmp_path / "humaneval-vox")]))
-    dropped = [r for r in dirty.rejected if r["reason"].startswith("overlaps the held-out bench")]
+    dropped = [r for r in dirty.rejected if r.reason.startswith("overlaps the held-out bench")]
     assert dropped and dirty.manifest["decontamination"]["dropped"] == len(dropped)
     assert not any("gcd(b, a % b)" in r.response for r in dirty.train + dirty.val)
-    assert all("gcd" in r["reason"] or "%" in r["reason"] for r in dropped)
+    assert all("gcd" in r.reason or "%" in r.reason for r in dropped)
 
 
 def test_strict_readiness_names_the_lane_and_the_figure(runs):

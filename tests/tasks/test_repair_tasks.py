@@ -14,7 +14,7 @@ from synth.tasks.baselines.compiler_words import char_edits
 from synth.extract.extract import ExtractOptions, extract_paths
 from synth.tasks.judge import Judge, deletes_the_error
 from synth.lanes.repair import mark_compiler_solvable
-from synth.mutate.repair import RepairSettings, repair_rows
+from synth.mutate.repair import SOLVABLE_CAP, RepairSettings, repair_rows
 from synth.tasks.task import Task
 
 CONTEXT = "pub struct Stats {\n    pub count: u32,\n}\n\n"
@@ -121,8 +121,7 @@ def test_rows_over_the_token_limits_are_rejected_before_any_compile(tmp_path):
     fitting = repair_rows(decls, limited, config, fit=Fit(TokenSettings(max_answer=20)))
     assert {r.response.split("(")[0] for r in everything.rows} == {"pub fn total", "pub fn one"}
     assert fitting.rows and {r.response.split("(")[0] for r in fitting.rows} == {"pub fn one"}
-    assert [r["reason"].split(":")[0] for r in fitting.rejected if r.get("name") == "total"] == [
-        "over the token limits"]
+    assert [r.kind for r in fitting.rejected if r.about.get("name") == "total"] == ["over the token limits"]
     # `total` and its mutants were never compiled: only `one` and its mutants were
     mutants_of_total = sum(1 for r in everything.rows if "total" in r.response)
     assert limited.stats.candidates_compiled <= unlimited.stats.candidates_compiled - 1 - mutants_of_total
@@ -148,5 +147,6 @@ def test_rows_say_whether_the_compilers_help_fixes_them_and_the_cap_holds(tmp_pa
                          solvable=mark_compiler_solvable)
     kept = sum(r.compiler_solvable for r in capped.rows)
     assert kept <= 0.25 * len(capped.rows) and len(capped.rows) == len(whole.rows) - (solvable - kept)
-    reasons = [r["reason"] for r in capped.rejected if r["reason"].startswith("balance")]
+    reasons = [r.reason for r in capped.rejected if r.kind == SOLVABLE_CAP]
     assert len(reasons) == solvable - kept and all("compiler's help fixes" in r for r in reasons)
+    assert not [r for r in capped.rejected if r.kind == "balance: share"]  # max_share took none here

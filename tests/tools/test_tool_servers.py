@@ -176,7 +176,7 @@ def test_reference_servers_live_rows_trace_to_their_lists_and_nothing_mutates(tm
     mutating_rows = [r for r in selection if json.loads(r["response"])["name"].split("__")[1] in MUTATING]
     assert mutating_rows and all(r["checks"]["execution"].startswith("not run") for r in mutating_rows)
     rejected = read_rows(out / "rejected" / "toolcalls.jsonl")
-    failed = {r["tool"]: r["reason"] for r in rejected if r["check"] == "execution"}
+    failed = {r["tool"]: r["reason"] for r in rejected if r["kind"] == "execution"}
     assert set(failed) == {"git__git_show", "time__get_current_time"}
     assert "no-such-revision" in failed["git__git_show"] and "Mars/Olympus_Mons" in failed["time__get_current_time"]
     assert len(selection) == 2 * 14 - 2
@@ -215,7 +215,7 @@ def test_a_failing_server_is_named_and_the_others_rows_are_still_made(tmp_path, 
     selection = read_rows(tmp_path / "run" / "rows" / "tool_selection.jsonl")
     assert {json.loads(r["response"])["name"] for r in selection} == {"good__stub_echo"} and len(selection) == 2
     rejected = read_rows(tmp_path / "run" / "rejected" / "toolcalls.jsonl")
-    assert {r["server"] for r in rejected if r["check"] == "server"} == {"exits", "bad-schema", "no-schema"}
+    assert {r["server"] for r in rejected if r["kind"] == "server"} == {"exits", "bad-schema", "no-schema"}
 
 
 def test_a_changed_list_reverifies_only_its_server_and_clashes_are_reported(tmp_path, monkeypatch):

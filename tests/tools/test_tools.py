@@ -115,8 +115,8 @@ def test_tool_rows_are_valid_leak_free_and_executed_only_when_safe(tmp_path, mon
     assert {r.task for r in rows} == {"tool_selection", "argument_generation"}
     assert result.rejections["schema"] == 1 and result.rejections["leakage"] == 1
     assert result.rejections["format"] == 1 and result.rejections["execution"] == 2  # both variants of query_table
-    failed = [r for r in result.rejected if r["check"] == "execution"]
-    assert all("no table named Nope" in r["reason"] for r in failed)
+    failed = [r for r in result.rejected if r.kind == "execution"]
+    assert all("no table named Nope" in r.reason for r in failed)
     assert set(result.executed) <= {t.name for t in tools if t.safe} and "vox_deploy_app" not in result.executed
     assert "vox_list_tasks" in result.executed
     assert result.hard_negative_share() >= 0.8
