@@ -26,6 +26,7 @@ from pathlib import Path
 
 from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, with_selfrepair
 from benchmarks.mens_rows import audit_row
+from synth.mutate.repair import EQUIVALENT, ORIGINAL_FAILS
 from synth.rows.pack import read_rows
 
 ARMS = ("diagnostics", "gate", "operators")
@@ -147,8 +148,8 @@ def ungated_rows(run: Path, gated: list[dict], seed: int) -> dict:
     by_decl = {(r.get("provenance") or {}).get("decl_id"): r for r in repair}
     rejected = [json.loads(line) for line in (run / "rejected" / "repair.jsonl").read_text().splitlines()]
     equivalent = [twin(by_decl[r["decl"]], r["broken"], r["operator"]) for r in rejected
-                  if r["kind"] == "equivalent mutant" and r.get("decl") in by_decl]
-    failing = failing_originals(run, {r["decl"] for r in rejected if r["kind"] == "original does not compile"},
+                  if r["kind"] == EQUIVALENT and r.get("decl") in by_decl]
+    failing = failing_originals(run, {r["decl"] for r in rejected if r["kind"] == ORIGINAL_FAILS},
                                 {r.get("crate") for r in repair}, seed)
     pool = repair + equivalent + failing
     drawn = random.Random(f"{seed}:ungated").sample(pool, len(repair))

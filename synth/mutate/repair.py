@@ -157,6 +157,8 @@ def mix(rows: list[Row], capped: list[Row] = ()) -> dict:
 
 
 SOLVABLE_CAP = "balance: compiler-solvable cap"  # the kind of a row the cap on compiler-solvable rows dropped
+# the kinds of an original no mutant is made of, and of a mutant that still compiles (the ablations read them back)
+ORIGINAL_FAILS, EQUIVALENT = "original does not compile", "equivalent mutant"
 
 
 def balance_rejections(dropped: list[Row], capped: list[Row], settings: RepairSettings) -> list[Rejection]:
@@ -243,7 +245,7 @@ def repair_rows(decls: list[Declaration], oracle, settings: RepairSettings | Non
         if decl.id not in originals:
             verdict = failed_alone.get(decl.id)
             kind, reason = (("original not verified (own #[cfg])", "its own #[cfg(...)] may hide it from a check alone")
-                            if decl.id in gated else ("original does not compile", "original does not compile standalone"))
+                            if decl.id in gated else (ORIGINAL_FAILS, "original does not compile standalone"))
             if use_crate:
                 reason += f", nor in its crate: {in_crate_verified.why_not.get(decl.id, '')}"
             result.rejected.append(Rejection(kind, reason, {
@@ -266,7 +268,7 @@ def repair_rows(decls: list[Declaration], oracle, settings: RepairSettings | Non
         st = result.stats[m.operator]
         if verdict.passed or not verdict.errors:
             st.equivalent += 1
-            result.rejected.append(Rejection("equivalent mutant", "equivalent mutant (still compiles)", {
+            result.rejected.append(Rejection(EQUIVALENT, "equivalent mutant (still compiles)", {
                 "decl": m.decl.id, "name": m.decl.name, "operator": m.operator, "broken": m.broken}))
         elif all(d.code in EXIT_ONLY for d in verdict.errors):  # nothing to learn from: the compiler named no error
             st.unexplained += 1

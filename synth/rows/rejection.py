@@ -4,7 +4,7 @@
 the card count by (nothing recovers it from the text); `reason` says it in full, as a person reads
 it; `about` is what was refused (declaration, operator, task, tool, row id...) and what shows why
 (the broken code, the diagnostics, the reply). Written as one JSON object a line in
-`rejected/<lane>.jsonl` and a snapshot's `rejected.jsonl`: `about`'s keys, then `kind` and `reason`."""
+`rejected/<lane>.jsonl` and a snapshot's `rejected/assemble.jsonl`: `about`'s keys, then `kind` and `reason`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
