@@ -31,9 +31,9 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                             + ("" if default else " (default: [run] executor of the config)"))
         p.add_argument("--ray-address", help="the Ray cluster (\"auto\", ray://HOST:PORT; default: a local one)")
 
-    def common(p):
+    def common(p, cache=(str(Path("cache") / "verdicts"), "verdict cache folder")):
         p.add_argument("--json", action="store_true", help="machine-readable output")
-        p.add_argument("--cache-dir", default=str(Path("cache") / "verdicts"), help="verdict cache folder")
+        p.add_argument("--cache-dir", default=cache[0], help=cache[1])
         p.add_argument("--no-cache", action="store_true", help="always run the compiler")
         p.add_argument("--vox", default=ORACLE.vox, help="path to the `vox` binary (default: vox on PATH)")
 
@@ -88,9 +88,10 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     extract.set_defaults(command="extract")
 
     mutate = sub.add_parser("mutate", help="repair rows from compiler-rejected mutants (no LLM, no spend)")
-    common(mutate)
+    common(mutate, ("cache", "the run's cache folder (verdicts/, items/), as [run] cache_dir of a config"))
     mutate.add_argument("paths", nargs="+", metavar="PATH")
-    mutate.add_argument("--out", required=True, help="run directory (rows/, rejected/, stats/)")
+    mutate.add_argument("--out", required=True, help="run directory, as `synth run` writes it (rows/, rejected/, "
+                        "train.jsonl, val.jsonl, manifest.json, snapshots/, stats/)")
     mutate.add_argument("--seed", type=int, default=0)
     mutate.add_argument("--diff", action="store_true", default=REPAIR.diff, help="answer with a unified diff")
     mutate.add_argument("--max-share", type=float, default=REPAIR.max_share, help="cap per operator and per error code")

@@ -23,20 +23,17 @@ from oracles.errors import ToolchainMissing
 from oracles.verdict import Candidate
 from oracles.vox.oracle import VoxOracle
 from oracles.settings import OracleSettings
-from synth.assemble.mix import Mix, Source
-from synth.assemble.snapshot import assemble, write_snapshot
 from synth.extract.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.model import standalone_source
 from synth.rows.jsonl import write_jsonl
-from synth.mutate.repair import RepairSettings, repair_rows, write_run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 
 def run_demo(vox_binary: str = "vox", cache=None) -> int:
-    from synth.cli.render import print_operator_table
+    from synth.cli.render import print_mutate
 
     console = Console(highlight=False)
     ok = True
@@ -67,24 +64,14 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
     console.print(f"[dim]context of `{sample.name}` ({sample.path}):[/]")
     console.print(escape(sample.context.rstrip()))
 
-    console.rule("3. Repair rows: AST mutants the compiler rejects (extract -> mutate -> oracle -> rows)")
+    console.rule("3. Repair rows: AST mutants the compiler rejects (`synth mutate`: a run with only the repair lane)")
     run_dir = ROOT / "cache" / "demo" / "run"
-    repair = repair_rows(extracted.declarations, stub_oracle, RepairSettings(), 0)
-    repair_summary = write_run({"rust": repair}, run_dir, {"seed": 0})
-    mutants = sum(t["killed"] + t["equivalent"] for t in repair.table())
-    eligible = sum(1 for d in rust if d.kind in ("fn", "method", "impl"))
-    console.print(f"funnel: {eligible} functions, methods and impls -> {mutants} compiled mutants -> "
-                  f"{sum(t['killed'] for t in repair.table())} rejected by rustc -> {len(repair.rows)} rows kept "
-                  f"(balanced: no operator or error code above 25%)")
-    print_operator_table(repair, "rust")
-    console.print(f"rows -> {run_dir.relative_to(ROOT)}/rows/repair.jsonl (rejected mutants with reasons in rejected/)")
-    ok &= repair_summary["distinct_error_codes"] >= 10
-
-    snapshot_dir = ROOT / "cache" / "demo" / "snapshot"
-    snap = assemble(Mix(sources=[Source(name="repair", path=str(run_dir))], val_share={"default": 0.1}, seed=0))
-    write_snapshot(snap, snapshot_dir)
-    console.print(f"snapshot: {len(snap.train)} train / {len(snap.val)} val rows, split by answer (no answer in "
-                  f"both), {len(snap.rejected)} rejected -> {snapshot_dir.relative_to(ROOT)}/manifest.json")
+    run = _synth("mutate", str(EXAMPLES / "rust"), "--out", str(run_dir), "--cache-dir", str(ROOT / "cache"), "--json")
+    print_mutate(run)
+    codes = json.loads(Path(run["paths"]["stats"]).read_text())["diagnostic_codes"]
+    console.print(f"{len(codes)} distinct diagnostic codes; rows -> {run_dir.relative_to(ROOT)}/rows/repair.jsonl, "
+                  f"rejected mutants by kind in rejected/, the snapshot (train/val, split by answer) in snapshots/")
+    ok &= len([c for c in codes if c != "syntax"]) >= 10
 
     console.rule("4. The batched Rust oracle on awkward candidates (crate-level items, syntax errors, aborts)")
     pairs = covering_candidates()

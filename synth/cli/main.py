@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from oracles.isolation import run_folders
@@ -77,50 +78,25 @@ def cmd_extract(args) -> int:
 
 
 def cmd_mutate(args) -> int:
-    from oracles.factory import build_oracle
+    """A run with only the repair lane over PATHs (synth/pipeline/mutate.py): the run's files and summary."""
     from oracles.settings import OracleSettings
-    from oracles.errors import ToolchainMissing
-    from synth.executor import opened
-    from synth.extract import extract_paths
-    from synth.extract.extract import ExtractOptions
-    from synth.lanes.repair import mark_compiler_solvable
-    from synth.mutate.repair import RepairSettings, repair_rows, write_run
+    from synth.mutate.settings import RepairSettings
+    from synth.pipeline.mutate import repair_only
+    from synth.pipeline.run import run_pipeline
 
     for raw in args.paths:
         if not Path(raw).exists():
             raise UsageError(f"{raw}: no such file or directory")
     if not 0 < args.max_share <= 1:
         raise UsageError("--max-share must be in (0, 1]")
-    extracted = extract_paths(args.paths, ExtractOptions(include_tests=args.include_tests))
-    left_out = {k: extracted.summary()[k] for k in ("skipped_by_reason", "declarations_left_out")}
     repair = RepairSettings(max_share=args.max_share, diff=args.diff, in_crate=args.in_crate)
-    cache = _open_cache(args)
-    results, notes = {}, []
-    langs = {d.lang for d in extracted.declarations}
-    settings = OracleSettings(vox=args.vox, jobs=args.jobs)
-    with opened(args.executor, args.ray_address, build=build_oracle) as executor:
-        used = []  # the oracles as the executor runs them
-        if "rust" in langs:
-            crate_oracle = build_oracle("cargo-crate", settings, cache) if args.in_crate != "never" else None
-            used += [executor.oracle(build_oracle("rustc", settings, cache), settings),
-                     executor.oracle(crate_oracle, settings)]
-            results["rust"] = repair_rows(extracted.declarations, used[0], repair, args.seed, crate_oracle=used[1],
-                                          solvable=mark_compiler_solvable)
-            if crate_oracle is not None:
-                crate_oracle.close()
-        if "vox" in langs:
-            try:
-                used.append(executor.oracle(build_oracle("vox", settings, cache), settings))
-            except ToolchainMissing as exc:
-                notes.append(f"Vox declarations skipped: {exc}")
-            else:
-                results["vox"] = repair_rows(extracted.declarations, used[-1], repair, args.seed, lang="vox")
-        ran_on = executor.stats(used)
-    summary = write_run(results, args.out, {"declarations": len(extracted.declarations), "seed": args.seed,
-                                            "notes": notes, "extract": left_out})
-    summary["executor"] = ran_on  # printed, not written: the run's files are the same on either executor
-    show(args, summary, lambda: print_mutate(results, summary))
-    return EXIT_OK
+    with run_folders.folder("mutate-cache") if args.no_cache else nullcontext(args.cache_dir) as cache_dir:
+        config = repair_only(args.paths, args.out, cache_dir, seed=args.seed, repair=repair,
+                             oracles=OracleSettings(vox=args.vox, jobs=args.jobs), include_tests=args.include_tests,
+                             executor=args.executor, ray_address=args.ray_address)
+        result = run_pipeline(config).as_dict()
+    show(args, result, lambda: print_mutate(result))
+    return EXIT_OK  # what needs attention (no `vox` for Vox files) is printed; it was never mutate's failure
 
 
 def _load_config(args):

@@ -19,19 +19,6 @@ def print_verdict(path: str, verdict) -> None:
         console.print("  " + escape(d.render()).replace("\n", "\n  "))
 
 
-def print_operator_table(result, lang: str) -> None:
-    table = Table("operator", "attempts", "applicable", "killed", "equivalent", "duplicate", "kept", "kill rate",
-                  title=f"{lang} mutation operators")
-    for row in result.table():
-        rate = "-" if row["kill_rate"] is None else f"{row['kill_rate']:.0%}"
-        table.add_row(row["operator"], *(str(row[k]) for k in ("attempts", "applicable", "killed", "equivalent",
-                                                               "duplicate", "kept")), rate)
-    console = Console(highlight=False, width=max(120, Console().width))
-    console.print(table)
-    codes = ", ".join(f"{c} {n}" for c, n in result.codes.most_common(12))
-    console.print(f"{len(result.rows)} {lang} rows; codes: {codes}")
-
-
 def print_extract_summary(summary: dict, out: str) -> None:
     console = Console(highlight=False)
     console.print(f"read {summary['files_read']} files ({summary['bytes_read']} bytes); "
@@ -121,10 +108,18 @@ def print_run(result: dict, refresh: bool) -> None:
         print(f"needs attention: {item}")
 
 
-def print_mutate(results: dict, summary: dict) -> None:
-    for lang, result in results.items():
-        print_operator_table(result, lang)
-    print(f"{summary['rows']} repair rows, {summary['distinct_error_codes']} distinct error codes; "
-          f"rows -> {summary['paths']['rows']}")
-    for note in summary["notes"]:
-        print(note)
+def print_mutate(result: dict) -> None:
+    """A repair-only run: its mutants by operator and outcome (from the run's files), then the run."""
+    from synth.pipeline.mutate import KEPT, operator_funnel
+    from synth.rows.jsonl import read_jsonl
+    from synth.rows.pack import read_rows
+
+    rows = [r for path in result["paths"]["rows"] for r in read_rows(path)]
+    rejected = [r for path in result["paths"]["rejected"] for r in read_jsonl(path)]
+    funnel = operator_funnel(rows, rejected)
+    kinds = sorted({kind for outcomes in funnel.values() for kind in outcomes if kind != KEPT})
+    table = Table("operator", KEPT, *kinds, title="mutants by operator and outcome")
+    for operator, outcomes in funnel.items():
+        table.add_row(operator, *(str(outcomes[k]) for k in (KEPT, *kinds)))
+    Console(highlight=False, width=max(120, Console().width)).print(table)
+    print_run(result, refresh=False)

@@ -159,10 +159,10 @@ def _part_to_file(part: Part, options: ExtractOptions, path: str, budget: float 
 
 
 def extract_sources(sources) -> tuple[list[Declaration], list[Skip]]:
-    """The declarations of a config's `[[sources]]` (each a path and its language), in id order."""
+    """The declarations of a config's `[[sources]]` (each a path and its language, or all), in id order."""
     decls, skipped = [], []
     for source in sources:
-        result = extract_paths([source.path], ExtractOptions())
-        decls += [d for d in result.declarations if d.lang == source.lang]
+        result = extract_paths([source.path], ExtractOptions(include_tests=source.include_tests))
+        decls += [d for d in result.declarations if source.lang in (None, d.lang)]
         skipped += result.skipped
     return sorted(decls, key=lambda d: d.id), skipped

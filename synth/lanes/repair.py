@@ -55,6 +55,8 @@ class RepairLane(Lane):
         # No balancing per item: it is done once in `finish`, over the rows of all items.
         result = repair_rows(todo, oracle, settings, ctx.seed, lang=lang, crate_oracle=_crate_oracle(ctx, settings, lang),
                              fit=ctx.fit, balanced=False, solvable=mark_compiler_solvable)
+        if result.funnel:  # per crate, in-crate verification: of the items this run checked (reused ones are not)
+            out.extra.setdefault("crates", {}).update(result.funnel)
         return by_declaration(todo, result.rows, result.rejected, lang=lang)
 
     def finish(self, ctx, settings, out, items):

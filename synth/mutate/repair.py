@@ -8,14 +8,11 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from oracles.verdict import Candidate, Verdict
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, standalone_source
 from synth.settings.fit import TOO_LONG, Fit
-from synth.rows.jsonl import write_json, write_jsonl
-from synth.rows.pack import write_rows
 from synth.rows.rejection import Rejection
 from synth.prompting.templates import language_and_fence, system_prompt, template, template_hash
 from synth.rows.row import Provenance, Row, Verification, make_row
@@ -322,29 +319,3 @@ def _fitting_rows(rows: list[Row], fit: Fit) -> tuple[list[Row], list[Rejection]
         else:
             kept.append(row)
     return kept, rejected
-
-
-def write_run(results: dict[str, RepairResult], out_dir, extra: dict | None = None) -> dict:
-    """The run directory contract: rows/<task>.jsonl and rejected/<task>.jsonl (all languages),
-    plus stats/repair.json with the per-operator funnel of each language."""
-    out = Path(out_dir)
-    rows = [row for lang in sorted(results) for row in results[lang].rows]
-    rejected = [r.with_lang(lang).to_json() for lang in sorted(results) for r in results[lang].rejected]
-    rows_path, rejected_path = out / "rows" / "repair.jsonl", out / "rejected" / "repair.jsonl"
-    write_rows(rows_path, rows)
-    write_jsonl(rejected_path, rejected)
-    codes = Counter()
-    for result in results.values():
-        codes.update(result.codes)
-    summary = {
-        "rows": len(rows), "rejected": len(rejected),
-        "by_lang": {lang: {"rows": len(r.rows), "operators": r.table(), **({"crates": r.funnel} if r.funnel else {})}
-                    for lang, r in sorted(results.items())},
-        "balanced_out": sum(s.balanced_out for r in results.values() for s in r.stats.values()),
-        "diagnostic_codes": dict(codes.most_common()),
-        "mix": mix(rows),
-        "distinct_error_codes": len([c for c in codes if c != "syntax"]),
-        "paths": {"rows": str(rows_path), "rejected": str(rejected_path)}, **(extra or {}),
-    }
-    write_json(out / "stats" / "repair.json", summary)
-    return summary

@@ -26,7 +26,8 @@ class ConfigError(InputError):
 
 class SourceSettings(Strict):
     path: str  # a file or a folder
-    lang: Literal["rust", "vox"]
+    lang: Literal["rust", "vox"] | None = None  # None: every language found under the path
+    include_tests: bool = False  # keep test and example code (tests/, benches/, examples/, #[cfg(test)])
 
 
 class BudgetSettings(Strict):

@@ -14,7 +14,9 @@ from synth.assemble.snapshot import assemble
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.package import UNKNOWN, crate_package, license_from_files, permitted, spdx
-from synth.mutate.repair import RepairSettings, repair_rows, write_run
+from synth.lanes.base import LaneOutput
+from synth.mutate.repair import RepairSettings, repair_rows
+from synth.pipeline.run import write_outputs
 
 REGISTRY = Path("/usr/share/cargo/registry")
 MEMCHR = REGISTRY / "memchr-2.5.0"
@@ -63,7 +65,7 @@ def test_repair_rows_carry_their_crate_and_assembly_keeps_only_accepted_licences
     rows = result.rows
     sources = Counter((r.provenance.source_name, r.provenance.source_version, r.provenance.license) for r in rows)
     assert set(sources) == {("memchr", "2.5.0", "Unlicense OR MIT"), ("synth_examples", "0.1.0", UNKNOWN)}, sources
-    write_run({"rust": result}, tmp_path / "run")
+    write_outputs(tmp_path / "run", {"repair": LaneOutput("repair", rows=result.rows, rejected=result.rejected)})
     mix = Mix(sources=[Source(name="repair", path=str(tmp_path / "run"))], val_share={"default": 0.2}, licenses=["MIT"])
     snap = assemble(mix)
     kept = snap.train + snap.val

@@ -17,7 +17,9 @@ from synth.rust_syntax import rust_parser
 from synth.extract.vox import parse_vox
 from synth.mutate.repair import answer_offset
 from synth.tasks.diagnostics import render_diagnostics
-from synth.mutate.repair import RepairSettings, balance, repair_rows, write_run
+from synth.mutate.repair import RepairSettings, balance, repair_rows
+from synth.pipeline.mutate import repair_only
+from synth.pipeline.run import run_pipeline
 from synth.rows.row import Provenance, make_row
 
 
@@ -126,12 +128,16 @@ def test_balance_keeps_a_row_per_operator_and_code_when_few_are_killed(tmp_path)
 def test_balance_drops_are_counted_in_stats(tmp_path, rust_oracle):
     crate = write(tmp_path / "few", {"Cargo.toml": CARGO.format(name="few"), "src/lib.rs": PRINTER})
     decls = extract_paths([crate], ExtractOptions(jobs=1)).declarations
+    unbalanced = repair_rows(decls, rust_oracle, RepairSettings(), 0, balanced=False)
     result = repair_rows(decls, rust_oracle, RepairSettings(), 0)
     killed = sum(s.killed for s in result.stats.values())
-    assert 0 < len(result.rows) <= killed
-    summary = write_run({"rust": result}, tmp_path / "run")
-    stats = json.loads((tmp_path / "run" / "stats" / "repair.json").read_text())
-    assert stats["balanced_out"] == summary["balanced_out"] == killed - len(result.rows)
+    assert 0 < len(result.rows) < len(unbalanced.rows) <= killed
+    # the same through `synth mutate`'s path: a run with only the repair lane counts what balance dropped
+    summary = run_pipeline(repair_only([crate], tmp_path / "run", tmp_path / "cache",
+                                       repair=RepairSettings(in_crate="never")))
+    stats = json.loads((tmp_path / "run" / "stats" / "run.json").read_text())
+    assert summary.lanes["repair"]["rows"] == len(result.rows)
+    assert stats["rejections"]["repair"]["balance: share"] == len(unbalanced.rows) - len(result.rows)
 
 
 MISSING_ITEM = "trait T { fn f(&self) -> u8; }\nstruct S;\nimpl T for S {}\n"

@@ -17,7 +17,9 @@ from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.rows.jsonl import read_jsonl, write_jsonl
 from synth.rows.pack import read_rows
-from synth.mutate.repair import RepairSettings, repair_rows, write_run
+from synth.lanes.base import LaneOutput
+from synth.mutate.repair import RepairSettings, repair_rows
+from synth.pipeline.run import write_outputs
 from synth.rows.row import Provenance, Row, make_row
 
 PASSED = Verdict(candidate_id="x", passed=True, oracle="rustc", toolchain="rustc 1.95.0")
@@ -28,7 +30,8 @@ def runs(tmp_path_factory):
     """A real repair run on the examples, and a codegen file with planted duplicates."""
     root = tmp_path_factory.mktemp("runs")
     decls = extract_paths([EXAMPLE_CRATE], ExtractOptions(jobs=1)).declarations
-    write_run({"rust": repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairSettings(), 0)}, root / "repair")
+    repair = repair_rows(decls, RustOracle(OracleSettings(jobs=2)), RepairSettings(), 0)
+    write_outputs(root / "repair", {"repair": LaneOutput("repair", rows=repair.rows, rejected=repair.rejected)})
     codegen = []
     for d in [d for d in decls if d.kind == "fn"][:20]:
         for variant, answer in enumerate([d.clean_text, d.clean_text.replace("\n", "\n\n") + "\n// same code"]):
