@@ -1,6 +1,8 @@
 """What `synth` prints for people (rich tables, progress bars, verdicts); `--json` bypasses all of it."""
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -108,9 +110,24 @@ def print_run(result: dict, refresh: bool) -> None:
         print(f"needs attention: {item}")
 
 
+KEPT = "kept"
+
+
+def operator_funnel(rows: list[dict], rejected: list[dict]) -> dict[str, Counter]:
+    """Per operator, its mutants by outcome: kept as rows, or the kind of check that refused them
+    (read from the run's own files, so it is the same whether items were made now or reused)."""
+    funnel: dict[str, Counter] = {}
+    for row in rows:
+        funnel.setdefault(row["operator"], Counter())[KEPT] += 1
+    for rejection in rejected:
+        operator = rejection.get("operator")
+        if operator:  # a declaration refused whole (its original fails, too long) has no operator
+            funnel.setdefault(operator, Counter())[rejection["kind"]] += 1
+    return dict(sorted(funnel.items()))
+
+
 def print_mutate(result: dict) -> None:
     """A repair-only run: its mutants by operator and outcome (from the run's files), then the run."""
-    from synth.pipeline.mutate import KEPT, operator_funnel
     from synth.rows.jsonl import read_jsonl
     from synth.rows.pack import read_rows
 

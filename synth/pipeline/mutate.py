@@ -3,7 +3,6 @@ nothing, and what it writes is a run's (rows/repair.jsonl, rejected/repair.jsonl
 manifest, snapshots/, stats/run.json): one writer of rows for every command that makes them."""
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 from oracles.settings import OracleSettings
@@ -24,19 +23,3 @@ def repair_only(paths: list[str | Path], out: str | Path, cache_dir: str | Path,
                         executor=executor, ray_address=ray_address),
         sources=[SourceSettings(path=str(Path(p).resolve()), include_tests=include_tests) for p in paths],
         lanes=lanes, oracles=oracles or OracleSettings(), tasks=TaskSettings(enabled=False))
-
-
-KEPT = "kept"
-
-
-def operator_funnel(rows: list[dict], rejected: list[dict]) -> dict[str, Counter]:
-    """Per operator, its mutants by outcome: kept as rows, or the kind of check that refused them
-    (read from the run's own files, so it is the same whether items were made now or reused)."""
-    funnel: dict[str, Counter] = {}
-    for row in rows:
-        funnel.setdefault(row["operator"], Counter())[KEPT] += 1
-    for rejection in rejected:
-        operator = rejection.get("operator")
-        if operator:  # a declaration refused whole (its original fails, too long) has no operator
-            funnel.setdefault(operator, Counter())[rejection["kind"]] += 1
-    return dict(sorted(funnel.items()))
