@@ -27,7 +27,7 @@ from pathlib import Path
 from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, with_selfrepair
 from benchmarks.mens_rows import audit_row
 from synth.mutate.repair import EQUIVALENT, ORIGINAL_FAILS
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import existing_rows, read_rows
 
 ARMS = ("diagnostics", "gate", "operators")
 # The operators arm: both models train on the rows of the first set (synth's, or their audit-style
@@ -71,7 +71,8 @@ def run_ablations(loop, arms: tuple[str, ...], sft_steps: int | None, seed: int)
     """The arms asked for, on the loop's run directory (its snapshot, tasks, SFT model and evaluations)."""
     run = loop.out
     base_dir = run / "ablate"
-    train, val = read_rows(run / "train.jsonl"), (read_rows(run / "val.jsonl") if (run / "val.jsonl").exists() else [])
+    train, val = read_rows(existing_rows(run, "train")), (read_rows(existing_rows(run, "val"))
+                                                          if existing_rows(run, "val").exists() else [])
     heldout = [json.loads(line) for line in (run / "tasks" / "heldout.jsonl").read_text().splitlines()]
     repair = [t for t in heldout if t["family"] == "repair"]
     plain = [{**t, "prompt": without_diagnostics(t["prompt"])} for t in repair]
@@ -207,7 +208,7 @@ def bench(args) -> dict:
     from synth.settings.config import load_config
     from synth.lanes import LANES
     run = Path(load_config(CONFIG, LANES).run.out)
-    for needed in ("train.jsonl", "tasks/heldout.jsonl", "eval/sft.json", "eval/best_free.json", "sft/merged"):
+    for needed in ("train.jsonl.zst", "tasks/heldout.jsonl", "eval/sft.json", "eval/best_free.json", "sft/merged"):
         if not (run / needed).exists():
             raise FileNotFoundError(f"{run / needed}: run `synth bench loop` first (the arms compare against its SFT model)")
     loop = Loop(run, PROFILE.resolve(), args.seed, args.jobs)

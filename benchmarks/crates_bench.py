@@ -28,6 +28,7 @@ from synth.lanes.repair import mark_compiler_solvable
 from synth.lanes.base import LaneOutput
 from synth.mutate.repair import SOLVABLE_CAP, RepairSettings, eligible_declarations, mix, repair_rows
 from synth.pipeline.run import write_outputs
+from synth.rows.pack import write_packed
 
 CORPUS_LIST = Path(__file__).with_name("real_crates.txt")
 # Issue 18 writes row-quality counters (unique ids, ...): add them here, fed the run's rows.
@@ -117,7 +118,8 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
                                                     max(1, len(result.rows) + len(capped)), 4),
         "distinct_primary_codes": len([c for c in summary["mix"]["by_code"] if c != "syntax"]),
         "mix": summary["mix"],
-        "rows_sha256": hashlib.sha256((out_dir / "rows" / "repair.jsonl").read_bytes()).hexdigest(),
+        "rows_sha256": hashlib.sha256((out_dir / "rows" / "repair.jsonl.zst").read_bytes()).hexdigest(),
+        "row_file_kb_per_row": row_file_sizes(result.rows, out_dir / "rows" / "repair.jsonl.zst"),
         "wall_s": round(wall, 1), "source_mb": round(source_bytes / 1e6, 3),
         "wall_s_per_mb": round(wall / max(1e-9, source_bytes / 1e6), 1),
         # bare rustc (no sandbox, no Python) on the very copies and checks the oracle made; the
@@ -146,6 +148,17 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     figures["funnel"] = funnel
     figures["identical"] = figures["side_by_side"]["identical"] and figures["recheck"]["disagreements"] == 0
     return figures
+
+
+def row_file_sizes(rows, written: Path) -> dict:
+    """KB a row of these rows: as written (whole rows, zstd), in the packed format synth wrote
+    before (each context once per file; written beside it, then removed) and as plain JSON lines."""
+    packed = written.with_name("packed.jsonl")
+    write_packed(packed, rows)
+    sizes = {"zstd": written.stat().st_size, "packed": packed.stat().st_size,
+             "whole": sum(len(r.model_dump_json().encode()) + 1 for r in rows)}
+    packed.unlink()
+    return {name: round(size / max(1, len(rows)) / 1e3, 2) for name, size in sizes.items()}
 
 
 def makespan(seconds: list[float], workers: int) -> float:

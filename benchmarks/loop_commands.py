@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import existing_rows, read_rows
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "examples" / "loop" / "synth.toml"
@@ -59,7 +59,7 @@ class Loop:
 
 
 def data_figures(run: Path, data: dict) -> dict:
-    rows = read_rows(run / "train.jsonl")
+    rows = read_rows(existing_rows(run, "train"))
     tasks = {name: [json.loads(line) for line in (run / "tasks" / f"{name}.jsonl").read_text().splitlines()]
              for name in ("heldout", "rl")}
     by = lambda items, key: {k: sum(1 for i in items if key(i) == k) for k in sorted({key(i) for i in items})}  # noqa: E731

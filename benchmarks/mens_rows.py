@@ -9,12 +9,11 @@ the impl a method sits in, the instruction) is synth's, so the two arms differ o
 gate and the real diagnostics add. Doc rows and the validation split are kept as they are."""
 from __future__ import annotations
 
-import json
 import random
 import re
 from pathlib import Path
 
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import existing_rows, read_rows, rows_path, write_rows
 
 RETURN_TYPE = re.compile(r"\)\s*->\s*[^{]+?(?=\s*(?:where\b|\{))")
 
@@ -62,9 +61,9 @@ def write_mens_snapshot(run: Path, out: Path, seed: int) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
     for split in ("train", "val"):
-        path = run / f"{split}.jsonl"
+        path = existing_rows(run, split)
         rows = read_rows(path) if path.exists() else []
         made = [audit_row(r, seed) if r["task"] == "repair" else r for r in rows]
-        (out / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in made))
+        write_rows(rows_path(out, split), made)
         counts[split] = {"rows": len(made), "audit_style": sum(1 for r in made if r.get("mens"))}
     return counts

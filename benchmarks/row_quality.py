@@ -1,5 +1,5 @@
 """Row quality on real crates: the counts a run's rows must hold to (issue 18), as plain functions
-for `synth bench crates` to print. Rows are the dicts of a run's rows/*.jsonl.
+for `synth bench crates` to print. Rows are the dicts of a run's rows/*.jsonl.zst.
 
     python -m benchmarks.row_quality RUN_DIR CRATE_DIR... [--check]
 """
@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from synth.extract.corpus import collect, split_test_code
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import read_rows, row_files
 from synth.extract.rust.owner import owner_header
 
 # A suggestion said twice (`X`: `X`), or a rustc message ending in ":" followed by our own ": ".
@@ -71,7 +71,7 @@ def crate_check_counts(crate_dirs: list[Path], oracle=None) -> dict:
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     run_dir, *crates = [a for a in argv if a != "--check"]
-    rows = [row for path in sorted((Path(run_dir) / "rows").glob("*.jsonl")) for row in read_rows(path)]
+    rows = [row for path in row_files(Path(run_dir) / "rows") for row in read_rows(path)]
     crate_dirs = [Path(c).resolve() for c in crates]
     out = {"rows": row_counts(rows, crate_dirs)}
     if check:

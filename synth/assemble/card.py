@@ -72,6 +72,6 @@ def dataset_card(snap, files: dict[str, str]) -> str:
     rejected = manifest.get("rejected_by_reason", {})
     lines += ["", "Left out at assembly: " + (", ".join(f"{reason} {n}" for reason, n in rejected.items()) or "none") + ".",
               "", "Row fields, counts and versions: `manifest.json`. Full rows (with the checked sources): "
-              "`train.jsonl`, `val.jsonl`, packed (each context once per file; `synth.rows.pack.read_rows` "
-              "reads them whole). The conversations alone, for TRL: `trl/`.", ""]
+              "`train.jsonl.zst`, `val.jsonl.zst` (JSON lines, zstd-compressed: `zstdcat train.jsonl.zst | jq`, "
+              "pandas `read_json(..., lines=True)`, duckdb `read_json`). The conversations alone, for TRL: `trl/`.", ""]
     return "\n".join(lines)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from oracles.errors import SynthError
 from synth.rows.jsonl import write_json, write_jsonl
-from synth.rows.pack import read_rows, write_rows
+from synth.rows.rowfile import read_rows, row_files, rows_path, write_rows
 from synth.rows.rejection import Rejection
 from synth.llm.providers.base import bpe_count
 from synth.rows.row import CODE_TASKS, Row
@@ -49,7 +49,7 @@ class Snapshot:
 def source_files(source: Source) -> list[Path]:
     path = Path(source.path)
     if path.is_dir():
-        return sorted((path / "rows").glob("*.jsonl")) if (path / "rows").is_dir() else sorted(path.glob("*.jsonl"))
+        return row_files(path / "rows") if (path / "rows").is_dir() else row_files(path)
     return [path] if path.exists() else []
 
 
@@ -261,7 +261,7 @@ def _manifest(mix: Mix, snap: Snapshot, inputs: dict, lane_input, bench) -> dict
 
 def write_snapshot(snap: Snapshot, out_dir: str | Path, parquet: bool = True) -> dict:
     out = Path(out_dir)
-    paths = {"train": out / "train.jsonl", "val": out / "val.jsonl", "rejected": out / "rejected" / "assemble.jsonl",
+    paths = {"train": rows_path(out, "train"), "val": rows_path(out, "val"), "rejected": out / "rejected" / "assemble.jsonl",
              "manifest": out / "manifest.json", "trl_train": out / "trl" / "train.jsonl",
              "trl_val": out / "trl" / "val.jsonl"}
     write_rows(paths["train"], snap.train)

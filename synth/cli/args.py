@@ -91,7 +91,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     common(mutate, ("cache", "the run's cache folder (verdicts/, items/), as [run] cache_dir of a config"))
     mutate.add_argument("paths", nargs="+", metavar="PATH")
     mutate.add_argument("--out", required=True, help="run directory, as `synth run` writes it (rows/, rejected/, "
-                        "train.jsonl, val.jsonl, manifest.json, snapshots/, stats/)")
+                        "train.jsonl.zst, val.jsonl.zst, manifest.json, snapshots/, stats/)")
     mutate.add_argument("--seed", type=int, default=0)
     mutate.add_argument("--diff", action="store_true", default=REPAIR.diff, help="answer with a unified diff")
     mutate.add_argument("--max-share", type=float, default=REPAIR.max_share, help="cap per operator and per error code")
@@ -147,7 +147,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     train.add_argument("stage", choices=["sft", "grpo"])
     train.add_argument("--profile", help="training profile (TOML, or synth.toml with [train])")
     train.add_argument("--model", help="local model directory (overrides the profile's)")
-    train.add_argument("--data", help="run directory or snapshot with train.jsonl/val.jsonl (overrides the profile's)")
+    train.add_argument("--data", help="run directory or snapshot with train.jsonl.zst/val.jsonl.zst (overrides the profile's)")
     train.add_argument("--out", help="output directory (overrides the profile's output_dir)")
     train.add_argument("--tasks", help="grpo: the RL tasks JSONL (overrides the profile's [grpo] tasks)")
     train.add_argument("--max-steps", type=int, help="stop after N optimizer steps")

@@ -129,7 +129,7 @@ def operator_funnel(rows: list[dict], rejected: list[dict]) -> dict[str, Counter
 def print_mutate(result: dict) -> None:
     """A repair-only run: its mutants by operator and outcome (from the run's files), then the run."""
     from synth.rows.jsonl import read_jsonl
-    from synth.rows.pack import read_rows
+    from synth.rows.rowfile import read_rows
 
     rows = [r for path in result["paths"]["rows"] for r in read_rows(path)]
     rejected = [r for path in result["paths"]["rejected"] for r in read_jsonl(path)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracles.isolation import run_folders
-from synth.rows.jsonl import _atomic_write
+from synth.rows.jsonl import atomic_write
 
 from synth.extract.corpus import Skip
 from synth.extract.model import Declaration
@@ -119,7 +119,7 @@ def extract_to_jsonl(paths: list[str | Path], out: str | Path, options: ExtractO
                     shutil.copyfileobj(part_file, f.buffer, 1 << 20)
                 path.unlink()
 
-    _atomic_write(out, write)
+    atomic_write(out, write)
     result.skipped = [skip for _, skip in sorted(skipped, key=lambda pair: pair[0])]
     return result
 

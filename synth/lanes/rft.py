@@ -21,7 +21,7 @@ from synth.tasks.split import becomes_rl, capped, heldout_set, task_of
 from synth.tasks.completion import answer_code
 from synth.generation.settings import RftSettings
 from synth.generation.rft import ApiSampler, PolicySampler, Repair, Sampled, pairs, run_rft, similarity
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import read_rows, row_files, rows_name
 from synth.tasks.judge import Judge
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompting.templates import system_prompt
@@ -173,7 +173,7 @@ class RftLane(Lane):
 
     def plan_items(self, ctx, settings, decls, estimate):
         """Before a run, the tasks are those of the rows the last run made (outside held-out crates)."""
-        rows = [row for path in sorted(Path(estimate.out, "rows").glob("*.jsonl")) if path.stem != "rft"
+        rows = [row for path in row_files(Path(estimate.out, "rows")) if rows_name(path) != "rft"
                 for row in read_rows(path, Row)]
         return self._tasks(ctx, settings, rows)
 

@@ -2,7 +2,7 @@
 under the spend cap, incremental by content hash, ending in a snapshot and a diff against the
 previous one; and `synth plan`, which prices the same run from the same setup (`open_run`).
 
-The run directory (contract): rows/<task>.jsonl, rejected/<lane>.jsonl, train.jsonl, val.jsonl,
+The run directory (contract): rows/<task>.jsonl.zst, rejected/<lane>.jsonl, train.jsonl.zst, val.jsonl.zst,
 manifest.json; plus snapshots/NNNN/ (each run's snapshot and its diff), stats/run.json (the
 funnel, rejections, diagnostic codes, cost by lane and model, counters) and ledgers/.
 Everything a crash leaves behind is reused by the next run: stored items, cached LLM answers and
@@ -22,7 +22,7 @@ from synth.settings.fit import Fit
 from synth.settings.config import SynthSettings
 from synth.extract.extract import extract_sources
 from synth.rows.jsonl import write_json, write_jsonl
-from synth.rows.pack import write_rows
+from synth.rows.rowfile import LEGACY_SUFFIX, SUFFIX, row_files, rows_path, write_rows
 from synth.rows.rejection import Rejection
 from synth.tasks.split import split_outputs
 from synth.lanes.base import LaneOutput
@@ -255,9 +255,9 @@ def run_pipeline(config: SynthSettings, max_spend: float | None = None, progress
         summary.compiler_runs = sum(o.stats.compiler_runs for o in oracles.values())
         summary.candidates_compiled = sum(o.stats.candidates_compiled for o in oracles.values())
         summary.snapshot, summary.diff = str(snapshot_dir), diff
-        summary.paths = {"rows": sorted(str(p) for p in (out / "rows").glob("*.jsonl")),
+        summary.paths = {"rows": [str(p) for p in row_files(out / "rows")],
                          "rejected": sorted(str(p) for p in (out / "rejected").glob("*.jsonl")),
-                         **{name: str(out / f"{name}.jsonl") for name in ("train", "val")},
+                         **{name: str(rows_path(out, name)) for name in ("train", "val")},
                          "manifest": str(out / "manifest.json"), "stats": str(out / "stats" / "run.json")}
         for name, o in outputs.items():
             if o.undone and batch and summary.batch_submitted:
@@ -280,11 +280,12 @@ def write_outputs(out: Path, outputs: dict[str, LaneOutput]) -> None:
         rejected_by_lane[name] = output.rejected
         if output.pairs:
             write_jsonl(out / "pairs" / f"{name}.jsonl", output.pairs)
-    for stale in (out / "rows").glob("*.jsonl") if (out / "rows").is_dir() else []:
-        if stale.stem not in rows_by_task:
-            stale.unlink()
     for task, rows in rows_by_task.items():
-        write_rows(out / "rows" / f"{task}.jsonl", sorted(rows, key=lambda r: r.id))
+        write_rows(rows_path(out / "rows", task), sorted(rows, key=lambda r: r.id))
+    written = {rows_path(out / "rows", task) for task in rows_by_task}
+    for stale in (out / "rows").glob("*.jsonl*"):  # a task no lane wrote this time; a packed file an older synth wrote
+        if stale.name.endswith((SUFFIX, LEGACY_SUFFIX)) and stale not in written:
+            stale.unlink()
     for name, rejected in rejected_by_lane.items():
         write_jsonl(out / "rejected" / f"{name}.jsonl", [r.to_json() for r in rejected])
 

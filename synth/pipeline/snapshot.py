@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from synth.rows.jsonl import write_json
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import LEGACY_SUFFIX, existing_rows, read_rows, row_files, rows_name, rows_path
 from synth.tools.servers import snapshot_tool_lists
 
 
@@ -19,12 +19,12 @@ def snapshot_run(out: Path, assemble_settings, seed: int) -> tuple[Path, dict]:
     from synth.assemble.snapshot import write_snapshot
 
     snapshots = out / "snapshots"
-    previous = sorted(p for p in snapshots.glob("[0-9]*") if (p / "train.jsonl").exists()) \
+    previous = sorted(p for p in snapshots.glob("[0-9]*") if existing_rows(p, "train").exists()) \
         if snapshots.is_dir() else []
     number = int(previous[-1].name) + 1 if previous else 1
     target = snapshots / f"{number:04d}"
-    files = sorted((out / "rows").glob("*.jsonl")) if (out / "rows").is_dir() else []
-    mix = Mix(sources=[Source(name=f.stem, path=str(f)) for f in files] or [Source(name="none", path=str(out / "rows"),
+    files = row_files(out / "rows")
+    mix = Mix(sources=[Source(name=rows_name(f), path=str(f)) for f in files] or [Source(name="none", path=str(out / "rows"),
                                                                                    optional=True)],
               val_share={"default": assemble_settings.val_share}, seq_len=assemble_settings.seq_len,
               seed=seed, dedup=Dedup(near_duplicates=assemble_settings.near_duplicates),
@@ -36,8 +36,10 @@ def snapshot_run(out: Path, assemble_settings, seed: int) -> tuple[Path, dict]:
     write_snapshot(snap, target)
     diff = diff_snapshots(previous[-1] if previous else None, target)
     write_json(target / "diff.json", diff)
-    for name in ("train.jsonl", "val.jsonl", "manifest.json"):
+    for name in (rows_path("", "train").name, rows_path("", "val").name, "manifest.json"):
         (out / name).write_bytes((target / name).read_bytes())
+    for split in ("train", "val"):  # the packed copies an older synth left at the top
+        (out / f"{split}{LEGACY_SUFFIX}").unlink(missing_ok=True)
     return target, diff
 
 
@@ -55,7 +57,7 @@ def diff_snapshots(old: Path | None, new: Path) -> dict:
     def load(path):
         if path is None:
             return {}
-        rows = read_rows(path / "train.jsonl") + read_rows(path / "val.jsonl")
+        rows = read_rows(existing_rows(path, "train")) + read_rows(existing_rows(path, "val"))
         grouped: dict[tuple, set] = {}
         for row in rows:  # by full content: a re-verified row (new toolchain) is a changed row
             grouped.setdefault(_identity(row), set()).add(json.dumps(row, sort_keys=True))

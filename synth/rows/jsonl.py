@@ -14,7 +14,8 @@ class InOrder(dict):
     """A dict written compactly in its own key order (as model_dump_json writes a model)."""
 
 
-def _line(item) -> str:
+def line_of(item) -> str:
+    """One JSON line of `item` (a model, an InOrder dict as it is, any other dict with sorted keys)."""
     if isinstance(item, BaseModel):
         return item.model_dump_json()
     if isinstance(item, InOrder):
@@ -22,14 +23,14 @@ def _line(item) -> str:
     return json.dumps(item, sort_keys=True, ensure_ascii=False)
 
 
-def _atomic_write(path: str | Path, write) -> None:
-    """Write through `write(file)` to a temp file beside `path`, fsync, rename. If anything fails,
-    the previous file (if any) is untouched and no temp file is left."""
+def atomic_write(path: str | Path, write, binary: bool = False) -> None:
+    """Write through `write(file)` to a temp file beside `path` (opened as text, or `binary`),
+    fsync, rename. If anything fails, the previous file (if any) is untouched and no temp file is left."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
@@ -51,16 +52,16 @@ def write_jsonl(path: str | Path, items: Iterable) -> int:
     def write(f):
         nonlocal count
         for item in items:
-            f.write(_line(item) + "\n")
+            f.write(line_of(item) + "\n")
             count += 1
 
-    _atomic_write(path, write)
+    atomic_write(path, write)
     return count
 
 
 def write_json(path: str | Path, value) -> None:
     """Atomically replace `path` with one JSON document."""
-    _atomic_write(path, lambda f: f.write(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"))
+    atomic_write(path, lambda f: f.write(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"))
 
 
 def read_jsonl(path: str | Path, model: type[BaseModel] | None = None, unpack=None) -> list:

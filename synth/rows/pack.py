@@ -1,4 +1,6 @@
-"""Rows on disk with each text once.
+"""The packed row format synth wrote before its row files became whole rows, zstd-compressed
+(synth/rows/rowfile.py). It is still read (`read_packed`), so older run directories and
+snapshots stay readable; `write_packed` makes such files for the tests that read them.
 
 A row's context (the code around its declaration) is in its prompt, in its messages and in the
 files the oracle checked (`checked_source`, `checked_broken_source`); its broken code and its
@@ -106,15 +108,15 @@ def unpack(row: dict, texts: dict[str, str]) -> dict:
     return out
 
 
-def write_rows(path: str | Path, rows: Iterable) -> int:
+def write_packed(path: str | Path, rows: Iterable) -> int:
     """Atomically replace `path` with training rows, packed. Returns the row count."""
     written: set[str] = set()
     dicts = (row.model_dump(mode="json") if isinstance(row, BaseModel) else row for row in rows)
     return write_jsonl(path, (InOrder(pack(row, written)) for row in dicts))
 
 
-def read_rows(path: str | Path, model: type[BaseModel] | None = None) -> list:
-    """The rows of a file written packed or whole (a row file, a snapshot's train or val)."""
+def read_packed(path: str | Path, model: type[BaseModel] | None = None) -> list:
+    """The rows of a JSONL file written packed or whole (synth/rows/rowfile.py reads either format)."""
     return read_jsonl(path, model, unpack=_unpack_line)
 
 

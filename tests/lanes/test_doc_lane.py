@@ -18,7 +18,7 @@ from synth.generation.backtranslate import _row
 from synth.prompting.chat import render, row_messages, serve_prompt, with_system
 from synth.assemble.answers import LeakedSplit
 from synth.tasks.task import Task
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import read_rows
 
 
 @pytest.fixture(scope="module")
@@ -195,8 +195,8 @@ def test_the_pipeline_writes_tasks_and_keeps_heldout_answers_out_of_training(tmp
     repair = [t for t in heldout if t.family == "repair"]
     assert len(codegen) == 6 and all("add_" in t.must_define[0] for t in codegen), summary.notes
     assert repair and all(t.crate == "beta" and "add_" in t.signature for t in repair), summary.notes
-    sft = _lines(run / "rows" / "codegen.jsonl") + _lines(run / "rows" / "repair.jsonl")
-    trained = _lines(run / "train.jsonl") + _lines(run / "val.jsonl")
+    sft = _lines(run / "rows" / "codegen.jsonl.zst") + _lines(run / "rows" / "repair.jsonl.zst")
+    trained = _lines(run / "train.jsonl.zst") + _lines(run / "val.jsonl.zst")
     assert rl and sft and trained and {r["task"] for r in trained} == {"codegen", "repair"}
     assert not [r for r in sft + trained if r["crate"] == "beta" or "add_" in r["response"]]
     assert not {t.group for t in heldout} & ({t.group for t in rl} | {row_group(r) for r in sft})

@@ -11,6 +11,7 @@ from pathlib import Path
 from conftest import EXAMPLE_CRATE, ROOT
 
 from synth.lanes.fingerprint import project_modules, source_fingerprint
+from synth.rows.rowfile import read_rows
 
 CONFIG = """
 [run]
@@ -71,5 +72,5 @@ def test_editing_the_doc_lanes_row_code_makes_refresh_redo_its_items(tmp_path):
     edited = _refresh(code, workspace)
     assert edited["stages"]["doclane"]["processed"] == items  # every doc item again, none reused
     assert edited["stages"]["repair"]["processed"] == 0  # the repair lane does not run that module
-    rows = (workspace / "run" / "rows" / "codegen.jsonl").read_text()
+    rows = json.dumps(read_rows(workspace / "run" / "rows" / "codegen.jsonl.zst"))
     assert "Implement the Rust function" in rows and "Write the Rust function" not in rows

@@ -12,7 +12,7 @@ from benchmarks.fixtures.tiny_model import build_tiny_model, lora_adapter
 from synth.settings.config import load_config
 from synth.lanes import LANES
 from synth.pipeline.run import run_pipeline
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import read_rows
 
 FN = "/// Returns {i} more than `x`.\npub fn {name}_{i}(x: u64) -> u64 {{\n    let y = x + {i};\n    y\n}}\n\n"
 
@@ -31,7 +31,7 @@ def policy(tmp_path_factory):
 
 
 def _rows(root) -> list[dict]:
-    path = root / "run" / "rows" / "rft.jsonl"
+    path = root / "run" / "rows" / "rft.jsonl.zst"
     return read_rows(path) if path.exists() else []
 
 

@@ -16,7 +16,7 @@ from oracles.verdict import Candidate
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.rows.jsonl import read_jsonl
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import read_rows
 from synth.mutate.repair import RepairSettings, balance, repair_rows
 from synth.mutate.operators.rust import RUST_OPERATORS, apply, rust_sites
 from synth.rows.row import Row
@@ -110,13 +110,13 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
                                "--seed", str(seed), "--json", "--cache-dir", str(tmp_path / "cache")],
                               capture_output=True, text=True, cwd=ROOT)
         assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout), (out / "rows" / "repair.jsonl").read_bytes()
+        return json.loads(done.stdout), (out / "rows" / "repair.jsonl.zst").read_bytes()
 
     summary, first = run(0, tmp_path / "a")
     _, second = run(0, tmp_path / "b")
     _, other = run(5, tmp_path / "c")
     assert first == second and first != other
-    assert summary["stages"]["repair"]["rows"] == len(read_rows(tmp_path / "a" / "rows" / "repair.jsonl", Row)) > 0
+    assert summary["stages"]["repair"]["rows"] == len(read_rows(tmp_path / "a" / "rows" / "repair.jsonl.zst", Row)) > 0
     rejected = read_jsonl(tmp_path / "a" / "rejected" / "repair.jsonl")
     assert all(r["reason"] and r["kind"] for r in rejected)
     assert {r["kind"] for r in rejected} <= {"equivalent mutant", "original does not compile", "no diagnostic",

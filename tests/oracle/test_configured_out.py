@@ -135,5 +135,5 @@ def test_the_plan_counts_a_feature_copys_cached_verdicts_as_cached(tmp_path, cap
 
 
 def _rows(out: Path) -> list[dict]:
-    from synth.rows.pack import read_rows
-    return read_rows(out / "rows" / "repair.jsonl")
+    from synth.rows.rowfile import read_rows
+    return read_rows(out / "rows" / "repair.jsonl.zst")

@@ -20,7 +20,7 @@ from synth.cli.main import main
 from synth.settings.config import ConfigError, load_config
 from synth.lanes import LANES
 from synth.extract import extract_paths
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import read_rows
 
 CONFIG = """
 [run]
@@ -115,9 +115,9 @@ def test_without_a_cap_only_free_stages_run(tmp_path, provider, capsys):
     assert set(summary["stages"]) == {"repair"}
     assert all("cap is $0" in summary["skipped"][s] for s in ("backtranslate", "rft", "toolcalls"))
     run = tmp_path / "run"
-    assert (run / "rows" / "repair.jsonl").exists() and (run / "train.jsonl").exists()
-    assert summary["paths"]["rows"] == [str(run / "rows" / "repair.jsonl")]
-    assert summary["paths"]["train"] == str(run / "train.jsonl")
+    assert (run / "rows" / "repair.jsonl.zst").exists() and (run / "train.jsonl.zst").exists()
+    assert summary["paths"]["rows"] == [str(run / "rows" / "repair.jsonl.zst")]
+    assert summary["paths"]["train"] == str(run / "train.jsonl.zst")
     assert (run / "manifest.json").exists() and (run / "snapshots" / "0001" / "diff.json").exists()
 
 
@@ -152,7 +152,7 @@ def test_refresh_pays_only_for_what_changed(tmp_path, provider, capsys):
     assert cold["llm_calls"] > 0 and cold["candidates_compiled"] > 0 and cold["diff"]["total"]["added"] > 0
     assert cold["spent_usd"] > 0 and all(s["undone"] == 0 for s in cold["stages"].values())
     tool_rows = [row for name in ("tool_selection", "argument_generation")
-                 for row in read_rows(tmp_path / "run" / "rows" / f"{name}.jsonl")]
+                 for row in read_rows(tmp_path / "run" / "rows" / f"{name}.jsonl.zst")]
     assert any("ran without error on the live server" in json.dumps(r) for r in tool_rows)
 
     rejected = {p.name: p.read_bytes() for p in (tmp_path / "run" / "rejected").glob("*.jsonl")}
@@ -166,7 +166,7 @@ def test_refresh_pays_only_for_what_changed(tmp_path, provider, capsys):
     assert same["diff"]["total"] == {"added": 0, "removed": 0, "changed": 0}
     assert all(s["processed"] == 0 for s in same["stages"].values())
     run = tmp_path / "run"
-    assert (run / "snapshots" / "0001" / "train.jsonl").read_bytes() == (run / "snapshots" / "0002" / "train.jsonl").read_bytes()
+    assert (run / "snapshots" / "0001" / "train.jsonl.zst").read_bytes() == (run / "snapshots" / "0002" / "train.jsonl.zst").read_bytes()
 
     stats = tmp_path / "crate" / "src" / "stats.rs"
     assert "gcd(b, a % b)" in stats.read_text()
@@ -256,7 +256,7 @@ def test_a_killed_refresh_resumes_to_the_same_snapshot(tmp_path, monkeypatch):
         out_b, err_b = straight.communicate(timeout=300)
         assert straight.returncode == 0, err_b[-2000:]
     a, b = tmp_path / "a" / "run", tmp_path / "b" / "run"
-    for name in ("train.jsonl", "val.jsonl", "rows/repair.jsonl", "rows/codegen.jsonl", "rows/rft.jsonl"):
+    for name in ("train.jsonl.zst", "val.jsonl.zst", "rows/repair.jsonl.zst", "rows/codegen.jsonl.zst", "rows/rft.jsonl.zst"):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     # Only what was in flight when the process died (2 workers) was asked again: its answer never
     # reached the cache. Everything answered before is reused from the cache, not paid again.
@@ -327,7 +327,7 @@ def test_a_toolchain_upgrade_reverifies_without_paying_again(tmp_path, provider,
     assert after["llm_calls"] == 0  # every answer comes from the response cache
     assert after["candidates_compiled"] >= cold["candidates_compiled"] * 0.9  # every row is checked again
     assert after["stages"]["repair"]["processed"] == cold["stages"]["repair"]["processed"]
-    rows = read_rows(tmp_path / "run" / "train.jsonl")
+    rows = read_rows(tmp_path / "run" / "train.jsonl.zst")
     assert {r["verification"]["toolchain"] for r in rows if r["task"] != "tool_selection"
             and r["task"] != "argument_generation"} == {"rustc 1.96.0 (upgraded)"}
     assert after["diff"]["total"]["changed"] > 0 and after["diff"]["total"]["added"] == 0
@@ -395,7 +395,7 @@ def test_vox_sources_run_through_the_vox_oracle(tmp_path, capsys):
                       f'[oracles]\nvox = "{STUB_VOX}"\n')
     code, summary = _run(["run", "--config", str(config)], capsys)
     assert code == 0 and summary["attention"] == []
-    rows = read_rows(tmp_path / "run" / "rows" / "repair.jsonl")
+    rows = read_rows(tmp_path / "run" / "rows" / "repair.jsonl.zst")
     assert rows and {r["lang"] for r in rows} == {"vox"}
     assert all(r["broken_verification"]["oracle"] == "vox" and not r["broken_verification"]["passed"] for r in rows)
     assert all(r["verification"]["passed"] and "stub" in r["verification"]["toolchain"] for r in rows)

@@ -183,7 +183,7 @@ def test_mutate_on_a_corpus_crate_is_the_same_on_ray(tmp_path, cluster):
 
     local = mutate("local")
     on_ray = mutate("ray", "--executor", "ray", "--ray-address", cluster)
-    assert len(local["rows/repair.jsonl"].splitlines()) > 50 and on_ray == local
+    assert len(local["rows/repair.jsonl.zst"].splitlines()) > 50 and on_ray == local
 
 
 def test_a_node_with_another_rustc_is_refused(tmp_path, cluster):

@@ -16,6 +16,7 @@ from benchmarks.shape import shape
 from synth.cli.main import main
 from synth.extract.extract import extract_paths
 from synth.lanes import LANES, register
+from synth.rows.rowfile import read_rows
 from synth.llm import providers
 
 CONFIG = """
@@ -69,7 +70,7 @@ def test_a_new_lane_is_one_module_and_one_register_line(tmp_path, capsys, echo_l
     assert {r["stage"]: r["items"] for r in plan["stages"]}["echo"] == len(functions)
     run = _synth(capsys, "run", "--config", str(config))
     assert run["stages"]["echo"]["processed"] == len(functions)
-    rows = (tmp_path / "run" / "rows" / "summary.jsonl").read_text().splitlines()
+    rows = read_rows(tmp_path / "run" / "rows" / "summary.jsonl.zst")
     assert len(rows) == len(documented)
     rejected = (tmp_path / "run" / "rejected" / "echo.jsonl").read_text().splitlines()
     assert len(rejected) == len(functions) - len(documented)

@@ -16,7 +16,7 @@ from synth.assemble.snapshot import AssemblyError, assemble, write_snapshot
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.rows.jsonl import read_jsonl, write_jsonl
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import read_rows
 from synth.lanes.base import LaneOutput
 from synth.mutate.repair import RepairSettings, repair_rows
 from synth.pipeline.run import write_outputs
@@ -66,7 +66,7 @@ def test_no_answer_in_both_splits_and_planted_duplicates_are_dropped(runs):
 def test_same_inputs_same_bytes_and_adding_a_source_reshuffles_nothing(runs, tmp_path):
     for name in ("a", "b"):
         write_snapshot(assemble(_mix(runs, seed=3)), tmp_path / name)
-    for rel in ("train.jsonl", "val.jsonl", "manifest.json", "rejected/assemble.jsonl", "trl/train.jsonl",
+    for rel in ("train.jsonl.zst", "val.jsonl.zst", "manifest.json", "rejected/assemble.jsonl", "trl/train.jsonl",
                 "data/train.parquet", "README.md"):
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
     repair_only = _mix(runs, seed=3, sources=[Source(name="repair", path=str(runs / "repair"), sample_rate=0.5)])

@@ -20,7 +20,7 @@ from synth.settings.config import load_config
 from synth.lanes import LANES
 from synth.pipeline.run import run_pipeline
 from synth.tools.groups import stem_groups
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import read_rows
 
 BIN = Path(sys.executable).parent
 STUB = ROOT / "tests" / "helpers" / "mcp_stub_server.py"
@@ -153,8 +153,8 @@ def test_reference_servers_live_rows_trace_to_their_lists_and_nothing_mutates(tm
             (out / "tools" / f"{server}.json").read_text()
         saved[server] = record
     assert len(saved["git"]["tools"]) == 12 and len(saved["time"]["tools"]) == 2
-    selection = read_rows(out / "rows" / "tool_selection.jsonl")
-    arguments = read_rows(out / "rows" / "argument_generation.jsonl")
+    selection = read_rows(out / "rows" / "tool_selection.jsonl.zst")
+    arguments = read_rows(out / "rows" / "argument_generation.jsonl.zst")
     seen = set()
     for row in selection:  # each row re-validated against the list saved for its server
         call = json.loads(row["response"])
@@ -212,7 +212,7 @@ def test_a_failing_server_is_named_and_the_others_rows_are_still_made(tmp_path, 
            "JSON Schema" in printed
     assert re.search(r"MCP server `no-schema` \(.*\): tools/list failed: its answer is not a valid MCP result: "
                      r"tools.0.inputSchema: Field required", printed)
-    selection = read_rows(tmp_path / "run" / "rows" / "tool_selection.jsonl")
+    selection = read_rows(tmp_path / "run" / "rows" / "tool_selection.jsonl.zst")
     assert {json.loads(r["response"])["name"] for r in selection} == {"good__stub_echo"} and len(selection) == 2
     rejected = read_rows(tmp_path / "run" / "rejected" / "toolcalls.jsonl")
     assert {r["server"] for r in rejected if r["kind"] == "server"} == {"exits", "bad-schema", "no-schema"}

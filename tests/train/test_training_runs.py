@@ -13,7 +13,7 @@ import torch
 from benchmarks.fixtures.tiny_model import build_tiny_model, pretrain
 from synth.cli.main import main
 from synth.prompting.templates import system_prompt
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import read_rows
 
 pytestmark = pytest.mark.slow  # a trainer, Ray or a model server in every test
 

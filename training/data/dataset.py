@@ -9,7 +9,7 @@ from pathlib import Path
 
 from oracles.errors import MissingInput
 from synth.assemble.answers import LeakedSplit, answer_hash
-from synth.rows.pack import read_rows
+from synth.rows.rowfile import existing_rows, read_rows
 
 from synth.prompting.chat import row_messages
 from training.data.encode import encode
@@ -23,10 +23,10 @@ class Examples:
 
 def load_split(data_dir: str | Path) -> tuple[list[dict], list[dict]]:
     data = Path(data_dir)
-    train = data / "train.jsonl"
+    train = existing_rows(data, "train")
     if not train.exists():
         raise MissingInput(f"{train}: no training rows (point `data` at a snapshot from `synth assemble`)")
-    val = data / "val.jsonl"
+    val = existing_rows(data, "val")
     return read_rows(train), (read_rows(val) if val.exists() else [])
 
 
@@ -57,7 +57,7 @@ def fingerprint(paths: list[Path]) -> str:
 
 def snapshot_fingerprint(data_dir: str | Path) -> str:
     data = Path(data_dir)
-    return fingerprint([data / "train.jsonl", data / "val.jsonl"])
+    return fingerprint([existing_rows(data, "train"), existing_rows(data, "val")])
 
 
 def encode_rows(rows: list[dict], tokenizer, max_len: int) -> Examples:

@@ -92,7 +92,7 @@ class EvalSettings(_Strict):
 
 class Profile(_Strict):
     model: str  # a local model directory (weights + tokenizer); nothing is downloaded
-    data: str = ""  # a snapshot directory (train.jsonl, val.jsonl) from `synth assemble`
+    data: str = ""  # a snapshot directory (train.jsonl.zst, val.jsonl.zst) from `synth assemble`
     output_dir: str = "runs/train"
     seed: int = 0
     lora: LoraSettings = Field(default_factory=LoraSettings)
