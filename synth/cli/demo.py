@@ -69,7 +69,7 @@ def run_demo(vox_binary: str = "vox", cache=None) -> int:
     run = _synth("mutate", str(EXAMPLES / "rust"), "--out", str(run_dir), "--cache-dir", str(ROOT / "cache"), "--json")
     print_mutate(run)
     codes = json.loads(Path(run["paths"]["stats"]).read_text())["diagnostic_codes"]
-    console.print(f"{len(codes)} distinct diagnostic codes; rows -> {run_dir.relative_to(ROOT)}/rows/repair.jsonl, "
+    console.print(f"{len(codes)} distinct diagnostic codes; rows -> {', '.join(run['paths']['rows'])}, "
                   f"rejected mutants by kind in rejected/, the snapshot (train/val, split by answer) in snapshots/")
     ok &= len([c for c in codes if c != "syntax"]) >= 10
 

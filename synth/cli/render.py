@@ -113,12 +113,10 @@ def print_run(result: dict, refresh: bool) -> None:
 KEPT = "kept"
 
 
-def operator_funnel(rows: list[dict], rejected: list[dict]) -> dict[str, Counter]:
-    """Per operator, its mutants by outcome: kept as rows, or the kind of check that refused them
-    (read from the run's own files, so it is the same whether items were made now or reused)."""
-    funnel: dict[str, Counter] = {}
-    for row in rows:
-        funnel.setdefault(row["operator"], Counter())[KEPT] += 1
+def operator_funnel(kept: dict[str, int], rejected: list[dict]) -> dict[str, Counter]:
+    """Per operator, its mutants by outcome: kept as rows (`kept`: rows by operator), or the kind of
+    check that refused them (the run's rejected lines: the same whether items were made now or reused)."""
+    funnel: dict[str, Counter] = {operator: Counter({KEPT: n}) for operator, n in kept.items()}
     for rejection in rejected:
         operator = rejection.get("operator")
         if operator:  # a declaration refused whole (its original fails, too long) has no operator
@@ -127,13 +125,12 @@ def operator_funnel(rows: list[dict], rejected: list[dict]) -> dict[str, Counter
 
 
 def print_mutate(result: dict) -> None:
-    """A repair-only run: its mutants by operator and outcome (from the run's files), then the run."""
+    """A repair-only run: its mutants by operator and outcome, then the run."""
     from synth.rows.jsonl import read_jsonl
-    from synth.rows.rowfile import read_rows
 
-    rows = [r for path in result["paths"]["rows"] for r in read_rows(path)]
+    by_operator = result["stages"].get("repair", {}).get("mix", {}).get("by_operator", {})  # the lane's own count
     rejected = [r for path in result["paths"]["rejected"] for r in read_jsonl(path)]
-    funnel = operator_funnel(rows, rejected)
+    funnel = operator_funnel({op: counts["rows"] for op, counts in by_operator.items()}, rejected)
     kinds = sorted({kind for outcomes in funnel.values() for kind in outcomes if kind != KEPT})
     table = Table("operator", KEPT, *kinds, title="mutants by operator and outcome")
     for operator, outcomes in funnel.items():

@@ -1,5 +1,5 @@
 """`synth mutate`: a run with only the repair lane, over paths instead of a config file. It spends
-nothing, and what it writes is a run's (rows/repair.jsonl, rejected/repair.jsonl, train/val,
+nothing, and what it writes is a run's (rows/repair.jsonl.zst, rejected/repair.jsonl, train/val,
 manifest, snapshots/, stats/run.json): one writer of rows for every command that makes them."""
 from __future__ import annotations
 
