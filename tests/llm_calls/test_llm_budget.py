@@ -230,6 +230,7 @@ import json  # noqa: E402
 from synth.llm.batch import BatchRunner  # noqa: E402
 
 
+@pytest.mark.slow
 def test_batch_submitted_killed_then_collected_not_resubmitted(tmp_path):
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}
     with FakeLLMServer() as server:

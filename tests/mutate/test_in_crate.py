@@ -97,6 +97,7 @@ def test_checkable_manifest_detaches_and_drops_what_default_features_do_not_need
     assert 'extra = []' in text
 
 
+@pytest.mark.slow
 def test_workspace_member_with_optional_dependency_is_extracted_mutated_and_verified(workspace, tmp_path):
     decls = extract_paths([str(workspace / "geo")], ExtractOptions()).declarations
     crate = CargoCrateOracle(cache=None)

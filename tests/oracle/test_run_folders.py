@@ -38,6 +38,7 @@ def _started(tmp_path, name: str):
     return proc, tmp
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_a_run_stopped_by_a_signal_leaves_no_temp_folder(tmp_path, stop):
     proc, tmp = _started(tmp_path, stop.name)

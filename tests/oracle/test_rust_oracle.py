@@ -254,6 +254,7 @@ def test_members_of_a_repeated_type_stay_batched_but_nested_types_are_checked_al
         assert verdict.mode == ("solo" if name == "deep" else "batched"), name
 
 
+@pytest.mark.slow
 def test_oracle_bench_prints_its_contract_measured_side_by_side():
     from benchmarks.oracle_bench import run_oracle_bench
     result = run_oracle_bench(n=40, repeats=2, pipeline=False)

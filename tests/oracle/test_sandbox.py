@@ -42,6 +42,7 @@ def test_candidate_printing_environment_sees_no_secret(monkeypatch):
         assert value not in out and key not in out
 
 
+@pytest.mark.slow
 def test_infinite_loop_times_out_and_leaves_nothing():
     oracle = RustOracle(OracleSettings(jobs=1), tuning=RustcSettings(test_timeout_s=2.0))
     start = time.monotonic()

@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, STUB_VOX
 
 
@@ -47,6 +49,7 @@ def test_check_vox_and_crate(tmp_path):
     assert done.returncode == 0 and "passed" in done.stdout and "sandbox: " in done.stdout
 
 
+@pytest.mark.slow
 def test_plan_prices_requests_without_calling(tmp_path):
     requests = tmp_path / "requests.jsonl"
     requests.write_text(json.dumps({"stage": "backtranslate", "provider": "openai", "model": "gpt-4o-mini",
@@ -61,6 +64,7 @@ def test_plan_prices_requests_without_calling(tmp_path):
     assert refused.returncode == 2 and "no price for model `unknown-model`" in refused.stderr
 
 
+@pytest.mark.slow
 def test_bench_oracle_measures_the_pipeline_stream_of_given_crates(tmp_path):
     src = tmp_path / "tiny" / "src"
     src.mkdir(parents=True)

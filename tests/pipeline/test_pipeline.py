@@ -121,6 +121,7 @@ def test_without_a_cap_only_free_stages_run(tmp_path, provider, capsys):
     assert (run / "manifest.json").exists() and (run / "snapshots" / "0001" / "diff.json").exists()
 
 
+@pytest.mark.slow
 def test_plan_lists_every_enabled_stage_and_the_total_is_the_sum(tmp_path, provider, capsys):
     config = _workspace(tmp_path, provider.base_url + "/v1")
     code, plan = _run(["plan", "--config", str(config)], capsys)
@@ -145,6 +146,7 @@ def test_plan_lists_every_enabled_stage_and_the_total_is_the_sum(tmp_path, provi
     assert rft["items"] > 0 and rft["calls"] == rft["cache_hits"] == rft["items"] and rft["worst_case_usd"] > 0
 
 
+@pytest.mark.slow
 def test_refresh_pays_only_for_what_changed(tmp_path, provider, capsys):
     config = _workspace(tmp_path, provider.base_url + "/v1")
     code, cold = _run(["refresh", "--config", str(config)], capsys)

@@ -108,6 +108,7 @@ def test_the_example_profile_and_accelerate_config_load():
     assert config.num_processes == 8 and str(config.distributed_type).endswith("MULTI_GPU")
 
 
+@pytest.mark.slow
 def test_the_training_package_imports_no_synthesis_lane():
     """Training sits beside synthesis, not on it: shared pieces (pass@k, reading a reply, JSONL,
     prompts) live below both. Checked in a fresh interpreter, over every training module."""
