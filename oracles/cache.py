@@ -18,6 +18,7 @@ from .verdict import Candidate, Verdict
 # 5: crate batches: an impl's method signatures are its header; errors elsewhere given to the one new signature named there.
 # 6: diagnostics carry rustc's suggestions with their places (Diagnostic.fixes).
 CACHE_LOGIC_VERSION = "6"
+REDONE = ("count", "verdicts compiled again")  # a stored verdict computed once more: work a resume must not redo
 
 
 def verdict_key(candidate: Candidate, oracle: str, toolchain: str, flags: dict) -> str:
@@ -46,7 +47,14 @@ class VerdictCache:
     def put(self, key: str, verdict: Verdict) -> None:
         if verdict.timed_out:  # a timeout says as much about the machine's load as about the code
             return
+        if key in self._cache:
+            self._cache.incr(REDONE)
         self._cache.set(key, verdict.model_dump_json())
+
+    def redone(self) -> int:
+        """How many verdicts were compiled although the cache held them, over every run that used
+        it (counted on disk, so a run killed by SIGKILL counts too)."""
+        return int(self._cache.get(REDONE, 0))
 
     def lookup(self, oracle, cand: Candidate, kind: str = "check") -> Verdict | None:
         """`oracle`'s stored verdict of `kind` (check, test, run) for `cand`, as `cand`'s own;

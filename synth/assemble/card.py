@@ -19,7 +19,8 @@ def parquet_records(rows) -> list[dict]:
              "source_name": r.provenance.source_name, "source_version": r.provenance.source_version,
              "license": r.provenance.license or UNKNOWN, "stage": r.provenance.stage,
              "verified": r.verification.passed, "oracle": r.verification.oracle,
-             "toolchain": r.verification.toolchain, "scope": r.verification.scope} for r in rows]
+             "toolchain": r.verification.toolchain, "scope": r.verification.scope,
+             "diagnostic_codes": list(getattr(r, "diagnostic_codes", None) or [])} for r in rows]
 
 
 def write_parquet(rows, path: Path) -> None:
@@ -69,6 +70,12 @@ def dataset_card(snap, files: dict[str, str]) -> str:
               "| lane | input rows | compile pass rate | train | validation |", "|---|---|---|---|---|"]
     lines += [f"| {lane} | {s['input_rows']} | {s['compile_pass_rate']} | {s['train']} | {s['val']} |"
               for lane, s in manifest.get("by_lane", {}).items()]
+    codes = Counter(c for r in rows for c in (getattr(r, "diagnostic_codes", None) or []))
+    shown = codes.most_common(25)
+    lines += ["", "## Error codes", "",
+              f"The compiler's error codes in the repair rows' diagnostics ({len(codes)} distinct"
+              + (f", the {len(shown)} most frequent" if len(codes) > len(shown) else "") + "):", "",
+              ", ".join(f"{code} {n}" for code, n in shown) or "none"]
     rejected = manifest.get("rejected_by_reason", {})
     lines += ["", "Left out at assembly: " + (", ".join(f"{reason} {n}" for reason, n in rejected.items()) or "none") + ".",
               "", "Row fields, counts and versions: `manifest.json`. Full rows (with the checked sources): "

@@ -71,6 +71,9 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                             "binary one) and compare; ablate: the arms to run on the run the loop left (default all three)")
     bench.add_argument("--rl-steps", type=int, help="loop: GRPO steps (the profile's)")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
+    bench.add_argument("--config", help="night: the night's synth.toml (examples/night/synth.toml)")
+    bench.add_argument("--nodes", type=int, default=8, help="night: nodes of the projected cluster")
+    bench.add_argument("--cores", type=int, default=16, help="night: cores a node of the projected cluster")
     executor(bench, "local")
     bench.set_defaults(command="bench")
 

@@ -17,7 +17,8 @@ EXIT_OK, EXIT_FAILED = 0, 1  # and each SynthError's own exit_code (2: bad input
 # `synth bench WHAT`: the scripts of benchmarks/, loaded by name when asked for (nothing else needs them).
 BENCHES = {"oracle": "benchmarks.oracle_bench", "extract": "benchmarks.extract_bench",
            "train": "benchmarks.train_bench", "refresh": "benchmarks.refresh_bench", "shape": "benchmarks.shape",
-           "crates": "benchmarks.crates_bench", "loop": "benchmarks.loop_bench", "ablate": "benchmarks.ablations"}
+           "crates": "benchmarks.crates_bench", "loop": "benchmarks.loop_bench", "ablate": "benchmarks.ablations",
+           "night": "benchmarks.night_bench"}
 
 
 class UsageError(InputError):
