@@ -176,10 +176,7 @@ class CargoCrateOracle:
         self.stats.candidates_compiled += sum(len(v) for v in todo.values())
         for part in self.each_crate(lambda item: self._check_copy(*item, jobs), list(todo.items()),
                                     cost=lambda item: len(item[1])):
-            verdicts.update(part)
-        for i, job in enumerate(jobs):
-            if verdicts[i].mode != "cache":
-                self._store(job.splice.candidate(), verdicts[i])
+            verdicts.update(part)  # each stored as its check ended (_kept)
         return [verdicts[i] for i in range(len(jobs))]
 
     def _check_copy(self, copy: Copy, indices: list[int], jobs: list[Job]) -> dict[int, Verdict]:
@@ -194,11 +191,18 @@ class CargoCrateOracle:
             items = [(i, jobs[i]) for i in group]
             if self._batching_loses(scratch):  # measured on this crate: checked alone instead
                 _add(self.stats.solo_reasons, "batching measured slower", len(items))
-                verdicts.update({i: self._solo(scratch, job.splice) for i, job in items})
+                verdicts.update(self._kept({i: self._solo(scratch, job.splice) for i, job in items}, jobs))
             else:
-                verdicts.update(self._check_group(scratch, items, later))
+                verdicts.update(self._kept(self._check_group(scratch, items, later), jobs))
         verdicts.update(self._check_later(scratch, jobs, later))
         return verdicts
+
+    def _kept(self, part: dict[int, Verdict], jobs: list[Job]) -> dict[int, Verdict]:
+        """`part`, stored as soon as its check ended: a run killed later does not check it again."""
+        for i in sorted(part):
+            if part[i].mode != "cache":
+                self._store(jobs[i].splice.candidate(), part[i])
+        return part
 
     def _check_later(self, scratch: ScratchCrate, jobs: list[Job], later: dict) -> dict[int, Verdict]:
         verdicts: dict[int, Verdict] = {}
@@ -208,9 +212,10 @@ class CargoCrateOracle:
             again, later = later, {"clean": [], "shared": []}
             for key, items in again.items():
                 for group in batch_groups(items, self.batch_size, reach if key == "shared" else None):
-                    verdicts.update(self._check_group(scratch, [(i, jobs[i]) for i in group], later))
+                    verdicts.update(self._kept(self._check_group(scratch, [(i, jobs[i]) for i in group], later), jobs))
             if all(sorted(later[k]) == sorted(again[k]) for k in later):  # no progress: alone
-                verdicts.update({i: self._solo(scratch, job.splice) for k in later for i, job in later[k]})
+                verdicts.update(self._kept({i: self._solo(scratch, job.splice) for k in later for i, job in later[k]},
+                                           jobs))
                 break
         return verdicts
 

@@ -15,7 +15,7 @@ Each batchable candidate goes into its own `pub mod` of one file, checked with
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from ..cache import CACHE_LOGIC_VERSION, VerdictCache
@@ -140,10 +140,11 @@ class RustOracle:
         jobs = [lambda g=g: self._check_group([(i, candidates[i], screens[i]) for i in g]) for g in groups]
         jobs += [lambda i=i: {i: self._solo(candidates[i], screens[i])} for i in solo]
         with ThreadPoolExecutor(max_workers=max(1, self.settings.jobs)) as pool:
-            for result in pool.map(lambda job: job(), jobs):
+            for done in as_completed([pool.submit(job) for job in jobs]):
+                result = done.result()
                 verdicts.update(result)
-        for i in todo:
-            self._store(candidates[i], verdicts[i])
+                for i in sorted(result):  # stored as each batch ends: a run killed later keeps them
+                    self._store(candidates[i], result[i])
         return [verdicts[i] for i in range(len(candidates))]
 
     def check_solo(self, candidate: Candidate) -> Verdict:
