@@ -156,8 +156,27 @@ def left_in(tmp: Path) -> list[str]:
 
 
 def planned_seconds(plan: dict) -> float:
-    total = plan["total"]
-    return float(total.get("compiler_s", 0)) + float(total.get("sampling_s", 0))
+    return float(plan["seconds"]["total"])
+
+
+def first_run_reference(plan: dict, stats: dict) -> dict:
+    """FIRST_RUN_S (synth/lanes/estimate.py) as a cold run measured it: the repair lane's seconds
+    split into its crates' set-up (the mean of the copies it checked in, for each crate with
+    mutants in the share that had any) and the rest per planned mutant; the doc lane's seconds an
+    item; the writing's seconds a row."""
+    summary = stats["summary"]
+    lanes, planned = summary["stages"], {r["stage"]: r for r in plan["stages"]}
+    repair = lanes.get("repair") or {}
+    setups = [f[2] for f in (repair.get("crates_compiled") or {}).values() if len(f) == 3 and f[0]]
+    crates = len(repair.get("crates") or {}) or 1
+    crate_s = (sum(setups) / len(setups)) * len(setups) / crates if setups else 0.0
+    mutants = planned.get("repair", {}).get("compiler_candidates") or 1
+    doc = lanes.get("doclane") or {}
+    rows = sum(lane.get("rows", 0) for lane in lanes.values()) or 1
+    return {"repair_crate": round(crate_s, 3),
+            "repair_mutant": round((repair.get("seconds", 0) - crate_s * crates) / mutants, 5),
+            "doc_item": round(doc.get("seconds", 0) / max(1, doc.get("processed", 0)), 5),
+            "written_row": round((summary.get("seconds") or {}).get("write", 0) / rows, 6)}
 
 
 def cold_run(config: Path, arm: Path) -> dict:
@@ -317,6 +336,7 @@ def bench(args) -> dict:
         "ray": ray,
         "dataset": dataset_figures(work / "cold" / "run", work),
         "plan_s": round(planned_seconds(plan), 1),
+        "first_run_reference": first_run_reference(plan, json.loads((work / "cold" / "run" / "stats" / "run.json").read_text())),
         "plan_error": round(planned_seconds(plan) / first["wall_s"] - 1, 3),
         "projection": projection(s_per_mb, sources, nodes=args.nodes, cores=args.cores, efficiency=efficiency),
     }

@@ -44,6 +44,9 @@ def print_plan(plan: dict) -> None:
                       r["attrition"])
     console = Console(width=max(140, Console().width), highlight=False)
     console.print(table)
+    seconds = plan["seconds"]
+    console.print(f"expected wall: {seconds['total']:.0f} s (start {seconds['setup']:.0f} s, lanes {seconds['lanes']:.0f} s, "
+                  f"rows written {seconds['write']:.0f} s; at the last run's rates here, else a 2-core reference)")
     for name, why in plan["skipped"].items():
         console.print(f"skipped: {name}: {escape(why)}")
     for note in plan["notes"]:

@@ -19,7 +19,7 @@ from synth.rows.row import Row
 from synth.rows.store import fingerprint
 
 from .base import Lane, by_declaration
-from .estimate import plan_row
+from .estimate import FIRST_RUN_S, plan_row
 
 DEFAULT_RATES = {"candidates_per_item": 12.0, "rows_per_item": 4.0}
 
@@ -122,10 +122,14 @@ def compile_seconds(mutants: Counter, measured: dict, default_rate: float) -> fl
     """The lane's seconds for these mutants: per crate, its copy's set-up (dependencies built, the
     crate checked as it is) and its measured seconds per checked mutant (the mean of the measured
     crates for another), times the lane's seconds per second of checks in the last run
-    (standalone checks, extraction, the rest of the lane); without a measurement, the global rate."""
+    (standalone checks, extraction, the rest of the lane); a run that checked nothing in a crate,
+    the global rate; before any run, the first run's reference seconds a crate and a mutant."""
+    if not measured.get("seconds"):
+        return (FIRST_RUN_S["repair_crate"] * sum(1 for n in mutants.values() if n) +
+                FIRST_RUN_S["repair_mutant"] * sum(mutants.values()))
     figures = {name: f for name, f in (measured.get("crates_compiled") or {}).items() if len(f) == 3 and f[0]}
     checked_s = sum(f[1] for f in figures.values())
-    if not figures or not measured.get("seconds") or not checked_s:
+    if not figures or not checked_s:
         return default_rate * sum(mutants.values())
     mean = sum(f[1] - f[2] for f in figures.values()) / sum(f[0] for f in figures.values())
     mean_setup = sum(f[2] for f in figures.values()) / len(figures)

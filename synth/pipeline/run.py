@@ -83,6 +83,7 @@ class RunSummary:
     notes: list = field(default_factory=list)
     paths: dict = field(default_factory=dict)
     executor: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)  # wall of each phase: setup, lanes, write (what a plan prices)
 
     def as_dict(self) -> dict:
         """The summary as published: the lanes' funnels under their published key, `stages`."""
@@ -155,7 +156,9 @@ def plan_run(config: SynthSettings, max_spend: float | None = None) -> dict:
                         count_text=count_text)
     cap = config.budget.max_spend_usd if max_spend is None else max_spend
     rows, skipped = [], {}
+    started = time.perf_counter()
     with open_run(config) as (ctx, decls):
+        setup_s = time.perf_counter() - started  # the run starts the same way: extraction, oracles
         for name, lane in LANES.items():
             settings = ctx.settings[name]
             why = lane.skip_reason(settings, config.models, cap, estimate.planned)
@@ -167,8 +170,22 @@ def plan_run(config: SynthSettings, max_spend: float | None = None) -> dict:
             estimate.planned[name] = (row, todo)
             rows.append(row)
     total = {k: round(sum(r[k] for r in rows), 6) for k in TOTALS}
-    return {"stages": rows, "total": total, "skipped": skipped, "cap_usd": cap, "notes": ctx.attention,
+    # the run's wall: its start as the plan's, the lanes, then the rows through tasks, files and the snapshot
+    seconds = {"setup": round(setup_s, 1), "lanes": round(total["compiler_s"] + total["sampling_s"], 1),
+               "write": round(total["expected_rows"] * written_row_s(last), 1)}
+    seconds["total"] = round(sum(seconds.values()), 1)
+    return {"stages": rows, "seconds": seconds, "total": total, "skipped": skipped, "cap_usd": cap, "notes": ctx.attention,
             "fits_cap": total["worst_case_usd"] <= cap or total["worst_case_usd"] == 0}
+
+
+def written_row_s(last: dict) -> float:
+    """Seconds a row costs after the lanes (tasks, row files, the snapshot): as the last run took
+    them, else the first run's reference."""
+    from synth.lanes.estimate import FIRST_RUN_S
+    summary = last.get("summary") or {}
+    rows = sum(lane.get("rows", 0) for lane in (summary.get("stages") or {}).values())
+    written = (summary.get("seconds") or {}).get("write")
+    return written / rows if written and rows else FIRST_RUN_S["written_row"]
 
 
 def run_pipeline(config: SynthSettings, max_spend: float | None = None, progress=None, batch: bool | None = None,
@@ -189,8 +206,10 @@ def run_pipeline(config: SynthSettings, max_spend: float | None = None, progress
     batch = config.run.batch if batch is None else batch
     summary = RunSummary(out=str(out), cap_usd=cap)
     preflight(config, LANES, cap)
+    started = time.perf_counter()
     with run_lock(out), opened(config.run.executor, config.run.ray_address, config.run.ray_batch,
                                 build_oracle) as executor, open_run(config, executor) as (ctx, decls):
+        summary.seconds["setup"] = round(time.perf_counter() - started, 3)
         attention = ctx.attention
         responses = ResponseCache(Path(config.run.cache_dir) / "llm")
         prices = PriceTable(config.run.prices) if config.run.prices else None
@@ -239,12 +258,15 @@ def run_pipeline(config: SynthSettings, max_spend: float | None = None, progress
             except BudgetExceeded as exc:
                 attention.append(f"batch not submitted: {exc}")
         summary.notes += config.notes
+        written = time.perf_counter()
+        summary.seconds["lanes"] = round(written - started - summary.seconds["setup"], 3)
         if config.writes_tasks(LANES):
             tasks = [outputs[name] for name in ctx.task_lanes if name in outputs]
             split = split_outputs(out, tasks, config.tasks, config.run.seed)
             summary.notes.append(f"tasks: {split}")
         write_outputs(out, outputs)
         snapshot_dir, diff = snapshot_run(out, config.assemble, config.run.seed)
+        summary.seconds["write"] = round(time.perf_counter() - written, 3)
         totals = client.ledger.totals()
         summary.lanes = {name: {**o.funnel(), "model": o.model, "spent_usd": spend_by_lane.get(name, 0.0),
                                  **{k: v for k, v in o.extra.items() if k != "codes"}}

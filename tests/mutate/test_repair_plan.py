@@ -4,7 +4,7 @@ crate's set-up and seconds per mutant, and the stage's seconds per second of che
 import pytest
 
 from synth.lanes.repair import compile_seconds
-from synth.lanes.estimate import DEFAULT_COMPILE_S
+from synth.lanes.estimate import DEFAULT_COMPILE_S, FIRST_RUN_S
 
 
 def test_each_crate_is_priced_from_its_own_figures_and_a_new_one_from_their_mean():
@@ -16,8 +16,10 @@ def test_each_crate_is_priced_from_its_own_figures_and_a_new_one_from_their_mean
     assert compile_seconds({"a": 0}, measured, 0.5) == 0  # a crate with nothing to compile costs nothing
 
 
-def test_without_a_measured_run_the_global_rate_is_used():
-    assert compile_seconds({"a": 40}, {}, DEFAULT_COMPILE_S) == pytest.approx(40 * DEFAULT_COMPILE_S)
+def test_a_first_run_is_priced_from_the_reference_and_a_run_without_crate_checks_from_the_global_rate():
+    first = compile_seconds({"a": 40, "b": 10, "c": 0}, {}, DEFAULT_COMPILE_S)
+    assert first == pytest.approx(2 * FIRST_RUN_S["repair_crate"] + 50 * FIRST_RUN_S["repair_mutant"])
+    assert first > 50 * DEFAULT_COMPILE_S  # a mutant costs more than one batched standalone check
     assert compile_seconds({"a": 40}, {"seconds": 5.0, "crates_compiled": {}}, 0.2) == pytest.approx(8.0)
 
 

@@ -133,6 +133,10 @@ def test_plan_lists_every_enabled_stage_and_the_total_is_the_sum(tmp_path, provi
     assert by["backtranslate"]["items"] == 6 and by["backtranslate"]["expected_cost_usd"] > 0
     assert by["toolcalls"]["calls"] == 8 and by["repair"]["compiler_candidates"] > 0
     assert plan["total"]["worst_case_usd"] >= plan["total"]["expected_cost_usd"] > 0
+    seconds = plan["seconds"]  # the run's wall: its start, the lanes (their compiling and sampling), the writing
+    assert seconds["lanes"] == pytest.approx(plan["total"]["compiler_s"] + plan["total"]["sampling_s"], abs=0.1)
+    assert seconds["total"] == pytest.approx(seconds["setup"] + seconds["lanes"] + seconds["write"], abs=0.2)
+    assert seconds["lanes"] > 0
     # After a run, the same plan has nothing left to do and uses the measured attrition.
     assert main(["run", "--config", str(config), "--json"]) == 0
     capsys.readouterr()
