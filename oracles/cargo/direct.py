@@ -55,15 +55,24 @@ def crate_command(folder: Path, crate_root: Path, lib_path: str) -> RustcCommand
     return found
 
 
-def diagnostics_of(stderr: str) -> list[dict]:
-    """rustc's JSON diagnostics (`--error-format=json`), as cargo relays them; artifact notes left out."""
-    out = []
-    for line in stderr.splitlines():
+def json_lines(text: str) -> tuple[list[dict], bool]:
+    """The JSON objects of `text`, one a line, and whether a line was cut short (the sandbox keeps
+    the first 8 MiB of a stream: a batch whose diagnostics run past it is read as cut, not crashed on)."""
+    out, cut = [], False
+    for line in text.splitlines():
         if line.startswith("{"):
-            msg = json.loads(line)
-            if msg.get("$message_type", "diagnostic") == "diagnostic":
-                out.append(msg)
-    return out
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                cut = True
+    return out, cut
+
+
+def diagnostics_of(stderr: str) -> tuple[list[dict], bool]:
+    """rustc's JSON diagnostics (`--error-format=json`), artifact notes left out; and whether the
+    output was cut."""
+    messages, cut = json_lines(stderr)
+    return [m for m in messages if m.get("$message_type", "diagnostic") == "diagnostic"], cut
 
 
 def bare_seconds(command: RustcCommand) -> float:

@@ -201,4 +201,7 @@ def attribute(run, changed: frozenset[int] = frozenset()) -> tuple[list[list[Dia
                for sp in _all_spans(raw) for o in others) or names_a_place(raw, spliced, site):
             contaminated.add(k)
         own[k].append(located.diagnostic)
-    return own, contaminated, None if run.returncode is not None else "timed out"
+    if run.returncode is None:
+        return own, contaminated, "timed out"
+    # diagnostics past the cap are missing: whose they were is unknown (checked in smaller batches)
+    return own, contaminated, "output cut at the cap" if getattr(run, "cut", False) else None

@@ -7,14 +7,13 @@ crate's `#![deny(...)]` meeting a newer compiler's lints would otherwise fail ev
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .direct import RustcCommand, bare_seconds, crate_command, diagnostics_of, note_taker
+from .direct import RustcCommand, bare_seconds, crate_command, diagnostics_of, json_lines, note_taker
 from .manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
 from ..rustc.diagnostics import Region
 from ..verdict import Splice, crate_files, crate_hash
@@ -45,6 +44,7 @@ class CargoRun:
     elapsed_s: float
     isolation: dict = field(default_factory=dict)
     direct: bool = False  # rustc run directly (its exit status and stderr are rustc's, not cargo's)
+    cut: bool = False  # its output ran past the sandbox's cap: some diagnostics are missing
 
 
 class ScratchCrate:
@@ -129,11 +129,12 @@ class ScratchCrate:
             self.direct_runs += 1
             run = self.sandbox.run(self.command.argv, Path(self.command.cwd), limits=Limits(timeout_s=self.timeout_s),
                                    env=self.command.env)
-            messages = diagnostics_of(run.stderr)
+            messages, cut = diagnostics_of(run.stderr)
         else:
-            run, messages = self._cargo_check()
+            run, messages, cut = self._cargo_check()
         self._restore()
-        return CargoRun(messages, sites, run.returncode, run.timed_out, run.stderr, run.elapsed_s, run.isolation, direct)
+        return CargoRun(messages, sites, run.returncode, run.timed_out, run.stderr, run.elapsed_s, run.isolation, direct,
+                        cut)
 
     def _cargo_check(self):
         env = {"CARGO_HOME": str(self.dir / "home"), "RUSTC": self.rustc, "CARGO_TARGET_DIR": str(self.dir / "target"),
@@ -142,15 +143,12 @@ class ScratchCrate:
         argv = [self.cargo, "check", "--offline", "--lib", "--message-format=json"]
         run = self.sandbox.run(argv, self.root, limits=Limits(timeout_s=self.timeout_s), env=env)
         manifest = str(self.root / "Cargo.toml")
-        messages = []
-        for line in run.stdout.splitlines():
-            if line.startswith("{"):
-                msg = json.loads(line)
-                if msg.get("reason") == "compiler-message" and msg.get("manifest_path") == manifest:
-                    messages.append(msg["message"])
+        relayed, cut = json_lines(run.stdout)
+        messages = [msg["message"] for msg in relayed
+                    if msg.get("reason") == "compiler-message" and msg.get("manifest_path") == manifest]
         if self.direct and self.command is None and not run.timed_out:
             self.command = crate_command(self.dir, self.root, self.lib_path)
-        return run, messages
+        return run, messages, cut
 
     def floor_s(self) -> float:
         """Bare rustc (no sandbox, no Python between) on the very checks kept in `log`: each one's

@@ -1,0 +1,41 @@
+"""A crate check whose diagnostics run past the sandbox's output cap (8 MiB; a batch of a
+night's crate did) is read as cut, not crashed on: its batch is checked again in smaller parts
+and every verdict is the one its mutant gets alone (here with the cap lowered to 3 KB)."""
+from conftest import EXAMPLE_CRATE
+
+import oracles.isolation.sandbox as sandbox
+from oracles.cargo.crate import CargoCrateOracle
+from oracles.cargo.direct import json_lines
+from oracles.verdict import Splice
+
+FUNCTIONS = ["mean", "median", "variance", "min_max", "cumulative_sum", "gcd", "lcm"]
+
+
+def test_a_line_cut_short_is_reported_not_raised():
+    assert json_lines('{"a": 1}\nnot json\n{"b": "cut her') == ([{"a": 1}], True)
+    assert json_lines('{"a": 1}\n') == ([{"a": 1}], False)
+
+
+def test_a_batch_whose_output_is_cut_gets_each_mutant_its_own_verdict(monkeypatch):
+    path = EXAMPLE_CRATE / "src" / "stats.rs"
+    text = path.read_text()
+    oracle = CargoCrateOracle(cache=None)
+
+    def jobs():
+        out = []
+        for name in FUNCTIONS:
+            start = text.index(f"pub fn {name}(")
+            end = text.index("\n}\n", start) + 2
+            original = text[start:end]
+            broken = original.replace("{\n", '{\n    let _unused: u8 = "not a number";\n', 1)
+            out.append(oracle.job(Splice(str(EXAMPLE_CRATE), "src/stats.rs", len(text[:start].encode()),
+                                         len(text[:end].encode()), broken), name, original, "test"))
+        return out
+
+    alone = [oracle.check([job])[0] for job in jobs()]
+    assert all(not v.passed for v in alone)
+    monkeypatch.setattr(sandbox, "OUTPUT_CAP_BYTES", 3000)
+    together = oracle.check(jobs())
+    assert oracle.stats.untrusted.get("output cut at the cap", 0) > 0  # the cap was reached
+    assert all(a.same_result(b) for a, b in zip(alone, together))
+    oracle.close()
