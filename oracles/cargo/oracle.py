@@ -11,7 +11,6 @@ taken out, dev-dependencies only for a test. Errors name the user's paths, never
 """
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from ..cache import VerdictCache, cached_verdict
 from .manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
+from .direct import json_lines
 from ..rustc.libtest import parse_test_output
 from ..rustc.diagnostics import Region, is_summary, locate, spanless
 from ..isolation.sandbox import Limits, Sandbox
@@ -164,13 +164,9 @@ class CargoOracle:
     def _run_tests(self, stdout: str, wd: Path, isolation: dict) -> tuple[TestOutcome, dict]:
         """Run every test executable cargo built, as an unprivileged user with the test limits.
         (Doc tests are not run: rustdoc would have to run them with the toolchain's rights.)"""
-        executables = []
-        for line in stdout.splitlines():
-            if line.startswith("{"):
-                msg = json.loads(line)
-                if msg.get("reason") == "compiler-artifact" and msg.get("executable") and \
-                        (msg.get("profile") or {}).get("test"):
-                    executables.append(msg["executable"])
+        executables = [msg["executable"] for msg in json_lines(stdout)[0]
+                       if msg.get("reason") == "compiler-artifact" and msg.get("executable") and
+                       (msg.get("profile") or {}).get("test")]
         total = TestOutcome()
         limits = Limits(timeout_s=self.config.test_timeout_s, untrusted=True, memory_bytes=2 * 1024**3)
         for exe in executables:
@@ -185,10 +181,7 @@ class CargoOracle:
     @staticmethod
     def _diagnostics(stdout: str, path: str, region: Region, shift: int) -> list[Diagnostic]:
         out: list[Diagnostic] = []
-        for line in stdout.splitlines():
-            if not line.startswith("{"):
-                continue
-            msg = json.loads(line)
+        for msg in json_lines(stdout)[0]:  # a line cut at the output cap is left out
             if msg.get("reason") != "compiler-message":
                 continue
             raw = msg["message"]
