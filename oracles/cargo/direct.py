@@ -10,11 +10,12 @@ copy's target folder), in the same sandbox, so its diagnostics are the ones carg
 """
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..rustc.diagnostics import json_lines
 
 NOTE_SCRIPT = ('#!/bin/sh\n# cargo runs rustc through this: note how (folder, arguments, environment), then run it\n'
                'note="$SYNTH_RUSTC_NOTES/$$"\nprintf \'%s\\0\' "$PWD" "$@" > "$note.argv"\nenv -0 > "$note.env"\nexec "$@"\n')
@@ -53,19 +54,6 @@ def crate_command(folder: Path, crate_root: Path, lib_path: str) -> RustcCommand
     for path in notes.iterdir():
         path.unlink()
     return found
-
-
-def json_lines(text: str) -> tuple[list[dict], bool]:
-    """The JSON objects of `text`, one a line, and whether a line was cut short (the sandbox keeps
-    the first 8 MiB of a stream: a batch whose diagnostics run past it is read as cut, not crashed on)."""
-    out, cut = [], False
-    for line in text.splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                cut = True
-    return out, cut
 
 
 def diagnostics_of(stderr: str) -> tuple[list[dict], bool]:

@@ -37,16 +37,22 @@ class Located:
     internal_error: bool = False
 
 
-def parse_json_lines(stderr: str) -> list[dict]:
-    out = []
-    for line in stderr.splitlines():
+def json_lines(text: str) -> tuple[list[dict], bool]:
+    """The JSON objects of `text`, one a line, and whether a line was cut short (the sandbox keeps
+    the first 8 MiB of a stream: output past it is read as cut, not crashed on)."""
+    out, cut = [], False
+    for line in text.splitlines():
         line = line.strip()
         if line.startswith("{"):
             try:
                 out.append(json.loads(line))
             except json.JSONDecodeError:
-                continue
-    return out
+                cut = True
+    return out, cut
+
+
+def parse_json_lines(stderr: str) -> list[dict]:
+    return json_lines(stderr)[0]
 
 
 def _site(span: dict, file_name: str) -> dict | None:

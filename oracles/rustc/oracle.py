@@ -22,8 +22,7 @@ from ..cache import CACHE_LOGIC_VERSION, VerdictCache
 from .libtest import parse_test_output
 from .batch import conflict_free_groups, in_file_order, may_miss_cfg_note, maybe_untrimmed, spread
 from .screen import Screen, screen
-from .diagnostics import (BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, locate,
-                                parse_json_lines)
+from .diagnostics import BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, json_lines, locate
 from ..isolation.sandbox import Limits, Sandbox
 from ..toolchain import start_compiler
 from ..counters import Counters
@@ -254,7 +253,10 @@ class RustOracle:
         contaminated: set[int] = set()
         sentinel_seen = False
         wrappers = [None] + [Wrapper(f"__synth_c{k}", frozenset(scr.types)) for k, (_, _, scr) in enumerate(items)]
-        for raw in parse_json_lines(run.stderr):
+        raws, cut = json_lines(run.stderr)
+        if cut:  # diagnostics past the cap are missing: whose they were is unknown
+            return Untrusted("output cut at the cap")
+        for raw in raws:
             if is_summary(raw):
                 continue
             located = locate(raw, BATCH_FILE, regions, wrappers)

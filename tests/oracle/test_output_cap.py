@@ -1,11 +1,14 @@
-"""A crate check whose diagnostics run past the sandbox's output cap (8 MiB; a batch of a
-night's crate did) is read as cut, not crashed on: its batch is checked again in smaller parts
-and every verdict is the one its mutant gets alone (here with the cap lowered to 3 KB)."""
+"""A check whose diagnostics run past the sandbox's output cap (8 MiB; a batch of a night's crate
+did) is read as cut, not crashed on nor trusted: its batch is checked again in smaller parts and
+every verdict is the one its candidate gets alone (here with the cap lowered to 3 KB), in a crate
+and standalone."""
 from conftest import EXAMPLE_CRATE
 
 import oracles.isolation.sandbox as sandbox
 from oracles.cargo.crate import CargoCrateOracle
-from oracles.cargo.direct import json_lines
+from oracles.rustc.diagnostics import json_lines
+from oracles.rustc.oracle import RustOracle
+from oracles.verdict import Candidate
 from oracles.verdict import Splice
 
 FUNCTIONS = ["mean", "median", "variance", "min_max", "cumulative_sum", "gcd", "lcm"]
@@ -39,3 +42,15 @@ def test_a_batch_whose_output_is_cut_gets_each_mutant_its_own_verdict(monkeypatc
     assert oracle.stats.untrusted.get("output cut at the cap", 0) > 0  # the cap was reached
     assert all(a.same_result(b) for a, b in zip(alone, together))
     oracle.close()
+
+
+def test_a_standalone_batch_whose_output_is_cut_is_checked_again_in_parts(monkeypatch):
+    oracle = RustOracle(cache=None)
+    candidates = [Candidate.of(f'pub fn f{k}() -> u{8 * 2 ** (k % 4)} {{\n    let x: u8 = "{k}";\n    x\n}}\n')
+                  for k in range(12)]
+    alone = [oracle.check([c])[0] for c in candidates]
+    assert all(not v.passed for v in alone), [(v.passed, v.mode, [d.render() for d in v.diagnostics]) for v in alone]
+    monkeypatch.setattr(sandbox, "OUTPUT_CAP_BYTES", 6000)  # one candidate's output fits, twelve do not
+    together = oracle.check(candidates)
+    assert oracle.stats.untrusted_batches.get("output cut at the cap", 0) > 0
+    assert all(a.same_result(b) for a, b in zip(alone, together))
