@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,3 +182,18 @@ def crate_hash(root: Path) -> str:
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     _HASHES[str(root)] = (signature, digest.hexdigest()[:16])
     return _HASHES[str(root)][1]
+
+
+# What a compiler printed, read: shared by the rustc and cargo oracles (a leaf, as this module is).
+def json_lines(text: str) -> tuple[list[dict], bool]:
+    """The JSON objects of `text`, one a line, and whether a line was cut short (the sandbox keeps
+    the first 8 MiB of a stream: output past it is read as cut, not crashed on)."""
+    out, cut = [], False
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                cut = True
+    return out, cut

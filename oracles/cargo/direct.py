@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..rustc.diagnostics import json_lines
+from ..verdict import json_lines
 
 NOTE_SCRIPT = ('#!/bin/sh\n# cargo runs rustc through this: note how (folder, arguments, environment), then run it\n'
                'note="$SYNTH_RUSTC_NOTES/$$"\nprintf \'%s\\0\' "$PWD" "$@" > "$note.argv"\nenv -0 > "$note.env"\nexec "$@"\n')

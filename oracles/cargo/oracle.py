@@ -19,14 +19,13 @@ from pathlib import Path
 
 from ..cache import VerdictCache, cached_verdict
 from .manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
-from .direct import json_lines
 from ..rustc.libtest import parse_test_output
 from ..rustc.diagnostics import Region, is_summary, locate, spanless
 from ..isolation.sandbox import Limits, Sandbox
 from ..toolchain import start_cargo
 from ..counters import Counters
 from ..settings import OracleSettings
-from ..verdict import Candidate, Diagnostic, Splice, TestOutcome, Verdict, crate_files  # noqa: F401 - Splice: this oracle's candidate
+from ..verdict import Candidate, Diagnostic, Splice, TestOutcome, Verdict, crate_files, json_lines  # noqa: F401 - Splice: this oracle's candidate
 
 SYSTEM_REGISTRY = Path(DEBIAN_REGISTRY)  # Debian's librust-*-dev crates
 

@@ -13,10 +13,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .direct import RustcCommand, bare_seconds, crate_command, diagnostics_of, json_lines, note_taker
+from .direct import RustcCommand, bare_seconds, crate_command, diagnostics_of, note_taker
 from .manifest import DEBIAN_REGISTRY, ManifestError, cargo_config, checkable_manifest
 from ..rustc.diagnostics import Region
-from ..verdict import Splice, crate_files, crate_hash
+from ..verdict import Splice, crate_files, crate_hash, json_lines
 from ..isolation import run_folders
 from ..isolation.sandbox import WORKDIR_KIND, Limits, Sandbox
 

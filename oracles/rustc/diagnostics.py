@@ -8,11 +8,10 @@ batch changed what the compiler said, so the candidate must be checked again apa
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from dataclasses import dataclass
 
-from ..verdict import Diagnostic, Fix
+from ..verdict import Diagnostic, Fix, json_lines
 
 BATCH_MARK = "__synth_"
 SUMMARY = re.compile(r"^(aborting due to|\d+ warnings? emitted|Some errors have|For more information)")
@@ -35,20 +34,6 @@ class Located:
     region: int | None
     contaminated: bool
     internal_error: bool = False
-
-
-def json_lines(text: str) -> tuple[list[dict], bool]:
-    """The JSON objects of `text`, one a line, and whether a line was cut short (the sandbox keeps
-    the first 8 MiB of a stream: output past it is read as cut, not crashed on)."""
-    out, cut = [], False
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                cut = True
-    return out, cut
 
 
 def parse_json_lines(stderr: str) -> list[dict]:

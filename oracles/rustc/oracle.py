@@ -22,12 +22,12 @@ from ..cache import CACHE_LOGIC_VERSION, VerdictCache
 from .libtest import parse_test_output
 from .batch import conflict_free_groups, in_file_order, may_miss_cfg_note, maybe_untrimmed, spread
 from .screen import Screen, screen
-from .diagnostics import BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, json_lines, locate
+from .diagnostics import BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, locate
 from ..isolation.sandbox import Limits, Sandbox
 from ..toolchain import start_compiler
 from ..counters import Counters
 from ..settings import OracleSettings
-from ..verdict import Candidate, Diagnostic, Verdict
+from ..verdict import Candidate, Diagnostic, Verdict, json_lines
 
 SENTINEL = (
     "mod __synth_sentinel {\n"

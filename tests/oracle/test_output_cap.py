@@ -6,7 +6,7 @@ from conftest import EXAMPLE_CRATE
 
 import oracles.isolation.sandbox as sandbox
 from oracles.cargo.crate import CargoCrateOracle
-from oracles.rustc.diagnostics import json_lines
+from oracles.verdict import json_lines
 from oracles.rustc.oracle import RustOracle
 from oracles.verdict import Candidate
 from oracles.verdict import Splice
