@@ -18,11 +18,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from benchmarks.fixtures.rust_corpus import write_corpus
+from benchmarks.peak_rss import PeakRss
 from synth.extract import extract_paths
 from synth.extract.extract import ExtractOptions
 from synth.extract.rust.parse import module_path_for, parse_rust
@@ -105,49 +105,6 @@ def run_cli_extract(paths: list[Path], jobs: int) -> dict:
         return {"seconds": seconds, "peak_rss_mb": sampler.peak / 2**20, "summary": json.loads(stdout),
                 "out_mb": round(out.stat().st_size / 1e6, 1),
                 "cpu_s": (after.children_user - before.children_user) + (after.children_system - before.children_system)}
-
-
-class PeakRss:
-    """The largest sum of resident memory of a process and its descendants, sampled."""
-
-    def __init__(self, pid: int, every_s: float = 0.02):
-        self.pid, self.every_s, self.peak = pid, every_s, 0
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._done.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        page = os.sysconf("SC_PAGE_SIZE")
-        while not self._done.is_set():
-            self.peak = max(self.peak, sum(_resident_pages(pid) for pid in _tree(self.pid)) * page)
-            self._done.wait(self.every_s)
-
-
-def _tree(root: int) -> list[int]:
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-    tree, frontier = [root], [root]
-    while frontier:
-        frontier = [pid for pid, parent in parents.items() if parent in frontier]
-        tree += frontier
-    return tree
-
-
-def _resident_pages(pid: int) -> int:
-    try:
-        return int(Path(f"/proc/{pid}/statm").read_text().split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
 
 
 def scale_crate(paths: list[Path]) -> Path:

@@ -17,11 +17,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import tomllib
 from collections import Counter
 from pathlib import Path
+
+from benchmarks.peak_rss import PeakRss
 
 REPO = Path(__file__).resolve().parent.parent
 NIGHT = REPO / "examples" / "night" / "synth.toml"
@@ -61,44 +62,28 @@ class Watched:
     tree is sampled every 0.2 s."""
 
     def __init__(self, args: list[str], tmp: Path):
-        import psutil
         tmp.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "TMPDIR": str(tmp)}
         self.log = open(tmp.parent / f"{tmp.name}.log", "ab")
         self.started = time.perf_counter()
         self.proc = subprocess.Popen([sys.executable, "-m", "synth.cli.main", *args], cwd=REPO, env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        self.peak = 0
-        self._done = threading.Event()
-        self._psutil = psutil
-        threading.Thread(target=self._sample, daemon=True).start()
+        self._rss = PeakRss(self.proc.pid, every_s=0.2)
+        self.ended: float | None = None
 
-    def _sample(self):
-        psutil = self._psutil
-        try:
-            root = psutil.Process(self.proc.pid)
-        except psutil.NoSuchProcess:
-            return
-        while not self._done.is_set():
-            total = 0
-            try:
-                for p in [root, *root.children(recursive=True)]:
-                    try:
-                        total += p.memory_info().rss
-                    except psutil.NoSuchProcess:
-                        pass
-            except psutil.NoSuchProcess:
-                return
-            self.peak = max(self.peak, total)
-            self._done.wait(0.2)
+    @property
+    def peak(self) -> int:
+        return self._rss.peak
 
     def wait(self, timeout: float | None = None) -> int | None:
         try:
             code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
-        self._done.set()
-        self.log.close()
+        if self.ended is None:
+            self.ended = time.perf_counter()
+            self._rss.stop()
+            self.log.close()
         return code
 
     def stop(self, sig: int) -> int:
@@ -112,7 +97,8 @@ class Watched:
 
     @property
     def wall(self) -> float:
-        return time.perf_counter() - self.started
+        """Seconds it has run; once it ended, until it ended."""
+        return (self.ended or time.perf_counter()) - self.started
 
 
 def synth_json(*args: str) -> dict:
@@ -169,7 +155,7 @@ def first_run_reference(plan: dict, stats: dict) -> dict:
     repair = lanes.get("repair") or {}
     setups = [f[2] for f in (repair.get("crates_compiled") or {}).values() if len(f) == 3 and f[0]]
     crates = len(repair.get("crates") or {}) or 1
-    crate_s = (sum(setups) / len(setups)) * len(setups) / crates if setups else 0.0
+    crate_s = sum(setups) / crates
     mutants = planned.get("repair", {}).get("compiler_candidates") or 1
     doc = lanes.get("doclane") or {}
     rows = sum(lane.get("rows", 0) for lane in lanes.values()) or 1

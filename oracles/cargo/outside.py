@@ -204,4 +204,4 @@ def attribute(run, changed: frozenset[int] = frozenset()) -> tuple[list[list[Dia
     if run.returncode is None:
         return own, contaminated, "timed out"
     # diagnostics past the cap are missing: whose they were is unknown (checked in smaller batches)
-    return own, contaminated, "output cut at the cap" if getattr(run, "cut", False) else None
+    return own, contaminated, "output cut at the cap" if run.cut else None

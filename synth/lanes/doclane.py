@@ -34,11 +34,10 @@ class DocLane(Lane):
         """Each function is checked once: the lane's own seconds an item in the last run, else the
         first run's reference."""
         measured = estimate.measured.get("doclane") or {}
-        per_item = FIRST_RUN_S["doc_item"]
-        if measured.get("processed") and measured.get("seconds"):
-            per_item = measured["seconds"] / measured["processed"]
+        known = bool(measured.get("processed") and measured.get("seconds"))
+        per_item = measured["seconds"] / measured["processed"] if known else FIRST_RUN_S["doc_item"]
         return plan_row("doclane", "-", items=len(pending), rows=len(pending), compile_candidates=len(pending),
-                        compile_s_per=per_item, basis="measured" if measured.get("processed") else "default")
+                        compile_s_per=per_item, basis="measured" if known else "default")
 
 
 def _crate_oracle(ctx, settings: DocLaneSettings):
