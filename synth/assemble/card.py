@@ -23,11 +23,30 @@ def parquet_records(rows) -> list[dict]:
              "diagnostic_codes": list(getattr(r, "diagnostic_codes", None) or [])} for r in rows]
 
 
+PARQUET_BATCH = 2000  # rows turned into a table at a time: a night's split is never whole in memory
+
+
+def parquet_schema():
+    """The columns of `parquet_records`, fixed (inferred per batch, a batch without a value would
+    give a column another type)."""
+    import pyarrow as pa
+    text, texts = pa.string(), pa.list_(pa.string())
+    return pa.schema([("id", text), ("lang", text), ("lane", text), ("task", text),
+                      ("messages", pa.list_(pa.struct([("role", text), ("content", text)]))),
+                      ("mix_weight", pa.float64()), ("source_name", text), ("source_version", text),
+                      ("license", text), ("stage", text), ("verified", pa.bool_()), ("oracle", text),
+                      ("toolchain", text), ("scope", text), ("diagnostic_codes", texts)])
+
+
 def write_parquet(rows, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(parquet_records(rows)), str(path))
+    schema = parquet_schema()
+    with pq.ParquetWriter(str(path), schema) as writer:
+        for start in range(0, len(rows), PARQUET_BATCH):
+            batch = parquet_records(rows[start:start + PARQUET_BATCH])
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
 
 
 def dataset_card(snap, files: dict[str, str]) -> str:
@@ -52,8 +71,8 @@ def dataset_card(snap, files: dict[str, str]) -> str:
     }
     sources = Counter((r.provenance.source_name or "?", r.provenance.source_version or "",
                        r.provenance.license or UNKNOWN) for r in rows)
-    toolchains = Counter(r.verification.toolchain for r in rows)
-    scopes = Counter(r.verification.scope for r in rows)
+    checks = [(r.verification.toolchain, r.verification.scope) for r in rows]  # one read of each held row
+    toolchains, scopes = Counter(t for t, _ in checks), Counter(s for _, s in checks)
     manifest = snap.manifest
     lines = ["---", yaml.safe_dump(meta, sort_keys=False).rstrip(), "---", "",
              "# Compiler-verified code rows", "",

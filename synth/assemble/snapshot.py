@@ -19,7 +19,8 @@ from pathlib import Path
 
 from oracles.errors import SynthError
 from synth.rows.jsonl import write_json, write_jsonl
-from synth.rows.rowfile import read_rows, row_files, rows_path, write_rows
+from synth.rows.held import HeldRow
+from synth.rows.rowfile import iter_rows, row_files, rows_path, write_rows
 from synth.rows.rejection import Rejection
 from synth.llm.providers.base import bpe_count
 from synth.rows.row import CODE_TASKS, Row
@@ -87,7 +88,7 @@ def assemble(mix: Mix) -> Snapshot:
         rows = []
         for f in files:
             inputs[_input_name(source, f)] = hashlib.sha256(f.read_bytes()).hexdigest()
-            rows += read_rows(f, Row)
+            rows += (HeldRow.of(row) for row in iter_rows(f, Row))  # held compressed: a night's rows fit in memory
         picked = []
         for row in rows:
             if (source.include_lanes and row.lane not in source.include_lanes) or row.lane in source.exclude_lanes:
@@ -268,8 +269,8 @@ def write_snapshot(snap: Snapshot, out_dir: str | Path, parquet: bool = True) ->
     write_rows(paths["val"], snap.val)
     write_jsonl(paths["rejected"], [r.to_json() for r in snap.rejected])
     for split in ("train", "val"):  # TRL's conversational format: messages only
-        write_jsonl(paths[f"trl_{split}"], [{"messages": [m.model_dump() for m in r.messages]}
-                                            for r in getattr(snap, split)])
+        write_jsonl(paths[f"trl_{split}"], ({"messages": r.model_dump(mode="json")["messages"]}
+                                            for r in getattr(snap, split)))
     if parquet:  # the snapshot as a dataset: parquet splits and a card
         files = {}
         for split in ("train", "val"):

@@ -18,6 +18,7 @@ from synth.settings.fit import Fit
 from synth.lanes.fingerprint import lane_fingerprint
 from synth.rows.store import ItemStore, fingerprint
 from synth.rows.rejection import Rejection
+from synth.rows.held import HeldRow
 from synth.rows.row import Row
 from synth.settings.strict import LaneSettings
 
@@ -25,7 +26,7 @@ from synth.settings.strict import LaneSettings
 @dataclass
 class LaneOutput:
     name: str
-    rows: list[Row] = field(default_factory=list)
+    rows: list[Row | HeldRow] = field(default_factory=list)  # rows from the item store are held (synth/rows/held.py)
     rejected: list[Rejection] = field(default_factory=list)
     pairs: list[dict] = field(default_factory=list)
     items: int = 0  # items this run had for the lane
@@ -116,6 +117,13 @@ class Lane:
         """How many items one stored item counts for in the funnel."""
         return 1
 
+    def parts(self, todo: list) -> list[list]:
+        """The pending items as `process` gets them, each part stored as it ends: `chunk` at a
+        time, or all at once."""
+        if not self.chunk:
+            return [todo] if todo else []
+        return [todo[i:i + self.chunk] for i in range(0, len(todo), self.chunk)]
+
     def early_rejects(self, item) -> list[Rejection]:
         """What an item is refused for before any work (e.g. a tool definition that does not validate)."""
         return []
@@ -133,7 +141,7 @@ class Lane:
 
     def collect(self, stored: dict, out: LaneOutput) -> None:
         """Add one stored item's results to the lane's output."""
-        out.rows += [Row.model_validate(r) for r in stored["rows"]]
+        out.rows += [HeldRow.of(Row.model_validate(r)) for r in stored["rows"]]  # held compressed: a night's rows fit in memory
         out.rejected += [Rejection.from_json(r) for r in stored["rejected"]]
         out.pairs += stored.get("pairs", [])
 
@@ -182,8 +190,8 @@ def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) ->
         todo = [x for x in mine if ctx.store.get(lane.name, lane_fp, lane.key(x)) is None]
         out.processed += sum(lane.size(x) for x in todo)
         out.reused += sum(lane.size(x) for x in mine) - sum(lane.size(x) for x in todo)
-        for part in (todo[i:i + lane.chunk] for i in range(0, len(todo), lane.chunk)) if lane.chunk else [todo]:
-            done = lane.process(ctx, settings, part, oracle, out) if part else {}
+        for part in lane.parts(todo):
+            done = lane.process(ctx, settings, part, oracle, out)
             for item in part:  # stored as each part ends: a killed run keeps the parts it finished
                 if lane.key(item) in done:
                     ctx.store.put(lane.name, lane_fp, lane.key(item), done[lane.key(item)])

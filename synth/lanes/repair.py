@@ -6,7 +6,7 @@ import inspect
 from collections import Counter
 
 from oracles.verdict import Candidate, Splice, splice_candidates
-from synth.extract.model import standalone_source
+from synth.extract.model import crate_name, standalone_source
 from synth.tasks.split import heldout_set, repair_task
 from synth.tasks.baselines import best_free
 from synth.tasks.judge import Judge
@@ -22,6 +22,10 @@ from .base import Lane, by_declaration
 from .estimate import FIRST_RUN_S, plan_row
 
 DEFAULT_RATES = {"candidates_per_item": 12.0, "rows_per_item": 4.0}
+# Declarations a part of the lane's work holds at least (whole crates): what a part holds in memory
+# (mutants, verdicts, rows) stays bounded on a night of many crates, and every crate is still
+# checked in one part, side by side with the others of its part.
+PART_DECLARATIONS = 1000
 
 
 def mark_compiler_solvable(rows: list[Row], oracle, crate_oracle=None, verdicts: list | None = None) -> None:
@@ -49,6 +53,18 @@ class RepairLane(Lane):
         """The operators as registered now, each with its code: one added at run time (not by an
         edit to a module the lane runs) still changes what every item yields."""
         return fingerprint(*[(op.name, inspect.getsource(op.sites)) for op in LANGS[lang][0]])
+
+    def parts(self, todo):
+        """Whole crates (in the order they come) until a part holds `PART_DECLARATIONS`."""
+        crates: dict[str, list] = {}
+        for decl in todo:
+            crates.setdefault(decl.crate_root or crate_name(decl), []).append(decl)
+        parts: list[list] = []
+        for decls in crates.values():
+            if not parts or len(parts[-1]) >= PART_DECLARATIONS:
+                parts.append([])
+            parts[-1] += decls
+        return parts
 
     def process(self, ctx, settings, todo, oracle, out):
         lang = todo[0].lang

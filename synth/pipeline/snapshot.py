@@ -2,12 +2,13 @@
 copied to the run directory's top level, and a diff against the previous snapshot by lane."""
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
 
 from synth.rows.jsonl import write_json
-from synth.rows.rowfile import LEGACY_SUFFIX, existing_rows, read_rows, row_files, rows_name, rows_path
+from synth.rows.rowfile import LEGACY_SUFFIX, existing_rows, iter_rows, row_files, rows_name, rows_path
 from synth.tools.servers import snapshot_tool_lists
 
 
@@ -57,10 +58,11 @@ def diff_snapshots(old: Path | None, new: Path) -> dict:
     def load(path):
         if path is None:
             return {}
-        rows = read_rows(existing_rows(path, "train")) + read_rows(existing_rows(path, "val"))
         grouped: dict[tuple, set] = {}
-        for row in rows:  # by full content: a re-verified row (new toolchain) is a changed row
-            grouped.setdefault(_identity(row), set()).add(json.dumps(row, sort_keys=True))
+        for split in ("train", "val"):  # a row at a time, each kept as a digest of its whole content
+            for row in iter_rows(existing_rows(path, split)):  # (a re-verified row, new toolchain, is a changed row)
+                content = hashlib.sha256(json.dumps(row, sort_keys=True).encode()).digest()
+                grouped.setdefault(_identity(row), set()).add(content)
         return grouped
     before, after = load(old), load(new)
     counts = {"added": Counter(), "removed": Counter(), "changed": Counter()}

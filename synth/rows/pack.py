@@ -111,7 +111,7 @@ def unpack(row: dict, texts: dict[str, str]) -> dict:
 def write_packed(path: str | Path, rows: Iterable) -> int:
     """Atomically replace `path` with training rows, packed. Returns the row count."""
     written: set[str] = set()
-    dicts = (row.model_dump(mode="json") if isinstance(row, BaseModel) else row for row in rows)
+    dicts = (row.model_dump(mode="json") if hasattr(row, "model_dump") else row for row in rows)
     return write_jsonl(path, (InOrder(pack(row, written)) for row in dicts))
 
 

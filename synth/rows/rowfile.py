@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import zstandard
 from pydantic import BaseModel
@@ -70,7 +70,7 @@ def write_rows(path: str | Path, rows: Iterable) -> int:
         with zstandard.ZstdCompressor(compression_params=params).stream_writer(f, closefd=False) as out:
             pending = bytearray()
             for row in rows:
-                pending += (line_of(InOrder(row.model_dump(mode="json") if isinstance(row, BaseModel) else row))
+                pending += (line_of(InOrder(row.model_dump(mode="json") if hasattr(row, "model_dump") else row))
                             + "\n").encode()
                 count += 1
                 while len(pending) >= PIECE:
@@ -85,17 +85,21 @@ def write_rows(path: str | Path, rows: Iterable) -> int:
 def read_rows(path: str | Path, model: type[BaseModel] | None = None) -> list:
     """The rows of a row file (a run's rows/, a snapshot's train or val), either format; a bad line
     is an error naming the file and line, never skipped."""
+    return list(iter_rows(path, model))
+
+
+def iter_rows(path: str | Path, model: type[BaseModel] | None = None) -> Iterator:
+    """The rows of a row file one at a time (a pass over a large file holds one row)."""
     if not str(path).endswith(SUFFIX):
         from synth.rows.pack import read_packed
-        return read_packed(path, model)
-    out: list = []
+        yield from read_packed(path, model)
+        return
     number = 0  # the line being read: a bad one (or a damaged file) is named
     try:
         with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
             for line in io.TextIOWrapper(stream, encoding="utf-8"):
                 number += 1
                 if line.strip():
-                    out.append(model.model_validate_json(line) if model else json.loads(line))
+                    yield model.model_validate_json(line) if model else json.loads(line)
     except (ValueError, zstandard.ZstdError) as exc:
         raise ValueError(f"{path}:{number}: invalid row: {exc}") from exc
-    return out

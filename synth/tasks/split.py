@@ -19,6 +19,7 @@ from synth.assemble.answers import LeakedSplit, answer_hash
 from synth.assemble.mix import unit
 from synth.tasks.completion import definition_of
 from synth.extract.model import Declaration, crate_name
+from synth.rows.held import HeldRow
 from synth.rows.jsonl import write_jsonl
 from synth.tasks.task import FAMILIES, CrateSpot, Task, candidate_source
 
@@ -218,7 +219,7 @@ def split_outputs(out_dir: str | Path, outputs: list, settings, seed: int) -> di
     """The pipeline's step: the rows of the lanes that pose tasks (lane outputs with `.rows`) are
     split ([tasks] settings); the lanes keep only their SFT rows, and the tasks files are
     written. Held-out crates: the ones named, else a seeded share of the crates present."""
-    rows = [r.model_dump(mode="json") for o in outputs for r in o.rows]
+    rows = [r if isinstance(r, HeldRow) else r.model_dump(mode="json") for o in outputs for r in o.rows]  # read as JSON
     held = heldout_set(settings, rows, seed)
     split = split_rows(rows, held, settings.rl_share, seed, tuple(settings.families))
     if settings.per_group:
