@@ -14,13 +14,17 @@ SPLITS = {"train": "train", "val": "validation"}  # snapshot split -> the Hub's 
 def parquet_records(rows) -> list[dict]:
     """What a dataset user reads of each row: the conversation, where the code comes from, and
     the compiler's verdict."""
-    return [{"id": r.id, "lang": r.lang, "lane": r.lane, "task": r.task,
-             "messages": [m.model_dump() for m in r.messages], "mix_weight": r.mix_weight,
-             "source_name": r.provenance.source_name, "source_version": r.provenance.source_version,
-             "license": r.provenance.license or UNKNOWN, "stage": r.provenance.stage,
-             "verified": r.verification.passed, "oracle": r.verification.oracle,
-             "toolchain": r.verification.toolchain, "scope": r.verification.scope,
-             "diagnostic_codes": list(getattr(r, "diagnostic_codes", None) or [])} for r in rows]
+    return [parquet_record(r.model_dump(mode="json")) for r in rows]
+
+
+def parquet_record(row: dict) -> dict:
+    prov, check = row["provenance"], row["verification"]
+    return {"id": row["id"], "lang": row["lang"], "lane": row["lane"], "task": row["task"],
+            "messages": row["messages"], "mix_weight": row["mix_weight"],
+            "source_name": prov.get("source_name"), "source_version": prov.get("source_version"),
+            "license": prov.get("license") or UNKNOWN, "stage": prov["stage"],
+            "verified": check["passed"], "oracle": check["oracle"], "toolchain": check["toolchain"],
+            "scope": check["scope"], "diagnostic_codes": list(row.get("diagnostic_codes") or [])}
 
 
 PARQUET_BATCH = 2000  # rows turned into a table at a time: a night's split is never whole in memory

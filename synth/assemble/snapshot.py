@@ -85,12 +85,10 @@ def assemble(mix: Mix) -> Snapshot:
                 raise AssemblyError(message + " (a required source; mark it optional = true to allow this)")
             snap.warnings.append(message + " (optional: skipped)")
             continue
-        rows = []
         for f in files:
             inputs[_input_name(source, f)] = hashlib.sha256(f.read_bytes()).hexdigest()
-            rows += (HeldRow.of(row) for row in iter_rows(f, Row))  # held compressed: a night's rows fit in memory
         picked = []
-        for row in rows:
+        for row in (row for f in files for row in iter_rows(f, Row)):  # one row at a time, as a model
             if (source.include_lanes and row.lane not in source.include_lanes) or row.lane in source.exclude_lanes:
                 continue
             stats = lane_input[row.lane]
@@ -104,7 +102,7 @@ def assemble(mix: Mix) -> Snapshot:
                 licence = row.provenance.license or UNKNOWN
                 snap.rejected.append(_reject(row, source, LICENCE, f"{LICENCE}: {licence}", licence=licence))
                 continue
-            picked.append(row)
+            picked.append(HeldRow.of(row))  # held compressed from here on: a night's rows fit in memory
         for row in sample_source(source, picked, mix.seed):
             loaded.append((source, row.model_copy(update={"mix_weight": source.weight})))
     bench = BenchIndex(mix.bench, mix.ngram) if mix.bench else None
@@ -151,7 +149,8 @@ def _dedup(rows: list[tuple[Source, Row]], mix: Mix, snap: Snapshot) -> list[tup
         groups[dedup_key(row)].append((source, row))
     kept = []
     for _, members in sorted(groups.items()):
-        members.sort(key=lambda m: _rank(m[1]))
+        if len(members) > 1:  # (a rank reads the whole row)
+            members.sort(key=lambda m: _rank(m[1]))
         kept.append(members[0])
         for source, row in members[1:]:
             snap.rejected.append(_reject(row, source, "duplicate", f"duplicate of {members[0][1].id}"))

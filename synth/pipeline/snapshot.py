@@ -3,9 +3,10 @@ copied to the run directory's top level, and a diff against the previous snapsho
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from pathlib import Path
+
+import orjson
 
 from synth.rows.jsonl import write_json
 from synth.rows.rowfile import LEGACY_SUFFIX, existing_rows, iter_rows, row_files, rows_name, rows_path
@@ -61,7 +62,7 @@ def diff_snapshots(old: Path | None, new: Path) -> dict:
         grouped: dict[tuple, set] = {}
         for split in ("train", "val"):  # a row at a time, each kept as a digest of its whole content
             for row in iter_rows(existing_rows(path, split)):  # (a re-verified row, new toolchain, is a changed row)
-                content = hashlib.sha256(json.dumps(row, sort_keys=True).encode()).digest()
+                content = hashlib.sha256(orjson.dumps(row, option=orjson.OPT_SORT_KEYS)).digest()
                 grouped.setdefault(_identity(row), set()).add(content)
         return grouped
     before, after = load(old), load(new)

@@ -11,16 +11,33 @@ row again (the last one read is kept, so a loop reading several fields of one ro
 """
 from __future__ import annotations
 
-import json
+import functools
 
+import orjson
 import zstandard
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 SMALL = 512  # a field whose JSON is at most this many characters is kept as it is
 _compress = zstandard.ZstdCompressor(level=1).compress
 _decompress = zstandard.ZstdDecompressor().decompress
 _last: list = [None, None, None]  # the held row read last, its Row, its JSON
 _MISSING = object()
+
+
+@functools.cache
+def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter | None:
+    """How the model validates its field `name` (None: an extra field, kept as JSON)."""
+    field = model.model_fields.get(name)
+    return TypeAdapter(field.annotation) if field is not None else None
+
+
+def _small(value) -> bool:
+    """Whether a JSON value is at most `SMALL` characters (told without writing a long text out)."""
+    if isinstance(value, str):
+        return len(value) <= SMALL
+    if isinstance(value, (dict, list)):
+        return len(orjson.dumps(value)) <= SMALL
+    return True
 
 
 class HeldRow:
@@ -33,8 +50,8 @@ class HeldRow:
     def of(cls, row: BaseModel) -> "HeldRow":
         """Hold a row (a `Row`; read back as the same model)."""
         data = row.model_dump(mode="json")
-        small = {k: getattr(row, k) for k, v in data.items() if len(json.dumps(v, ensure_ascii=False)) <= SMALL}
-        blob = _compress(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode())
+        small = {k: getattr(row, k) for k, v in data.items() if _small(v)}
+        blob = _compress(orjson.dumps(data))
         # copied: zstandard's result keeps the size of its worst case (the whole row) allocated
         return cls(bytes(memoryview(blob)), small, type(row))
 
@@ -46,9 +63,9 @@ class HeldRow:
 
     def row(self):
         """The row itself, as a model (a fresh one: changing it changes nothing held)."""
-        if _last[0] is not self or _last[1] is None:
-            data = self._json()
-            _last[:] = [self, self._model.model_validate(data), data]
+        data = self._json()
+        if _last[1] is None:
+            _last[1] = self._model.model_validate(data)
         return _last[1].model_copy(deep=True)
 
     def __getattr__(self, name: str):
@@ -58,9 +75,12 @@ class HeldRow:
             return self._update[name]
         if name in self._small:
             return self._small[name]
-        if _last[0] is not self or _last[1] is None:
-            data = self._json()
-            _last[:] = [self, self._model.model_validate(data), data]
+        data = self._json()
+        if name in data:  # one field read as the model reads it (an extra field is its JSON)
+            adapter = _field_adapter(self._model, name)
+            return adapter.validate_python(data[name]) if adapter is not None else data[name]
+        if _last[1] is None:  # anything else the model has (a method; a missing field's error)
+            _last[1] = self._model.model_validate(data)
         return getattr(_last[1], name)
 
     def get(self, key: str, default=None):
@@ -79,7 +99,7 @@ class HeldRow:
 
     def model_dump(self, mode: str = "json") -> dict:
         """The row's JSON, decoded afresh (the caller may change it)."""
-        data = json.loads(_decompress(self._blob))
+        data = orjson.loads(_decompress(self._blob))
         for k, v in self._update.items():
             data[k] = v.model_dump(mode="json") if isinstance(v, BaseModel) else v
         return data
