@@ -51,6 +51,14 @@ class VerdictCache:
             self._cache.incr(REDONE)
         self._cache.set(key, verdict.model_dump_json())
 
+    def count_redone(self, n: int) -> None:
+        """`n` stored verdicts compiled again without being stored again (checked in their group)."""
+        self._cache.incr(REDONE, n)
+
+    def transaction(self):
+        """Stores made inside are written together (a kill leaves all of them or none)."""
+        return self._cache.transact()
+
     def redone(self) -> int:
         """How many verdicts were compiled although the cache held them, over every run that used
         it (counted on disk, so a run killed by SIGKILL counts too)."""

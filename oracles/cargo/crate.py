@@ -69,7 +69,6 @@ class CargoCrateOracle:
         # by copy (crate folder, features on besides the default ones): its scratch copy (or why none), sentinel seen
         self._scratch: dict[Copy, ScratchCrate | str] = {}
         self._sentinel_ok: dict[Copy, bool] = {}
-        self._cost: dict[Path, list[float]] = {}  # crate copy -> [batch s, verdicts batches gave, solo s, solo checks]
         self._originals: dict[Copy, Verdict] = {}  # one check of each crate as it is
 
     @property
@@ -165,43 +164,65 @@ class CargoCrateOracle:
 
     def check(self, jobs: list[Job]) -> list[Verdict]:
         """One verdict per job, in order: batched per crate where that is exact."""
-        verdicts: dict[int, Verdict] = {}
-        todo: dict[str, list[int]] = {}
+        stored: dict[int, Verdict] = {}
+        by_copy: dict[Copy, list[int]] = {}
         for i, (job, cand) in enumerate(zip(jobs, splice_candidates([job.splice for job in jobs]))):
             hit = self._cached(cand)
             if hit is not None:
-                verdicts[i] = hit
-            else:
-                todo.setdefault(job.splice.copy, []).append(i)
-        self.stats.candidates_compiled += sum(len(v) for v in todo.values())
-        for part in self.each_crate(lambda item: self._check_copy(*item, jobs), list(todo.items()),
+                stored[i] = hit
+            by_copy.setdefault(job.splice.copy, []).append(i)
+        todo = {copy: indices for copy, indices in by_copy.items() if any(i not in stored for i in indices)}
+        self.stats.candidates_compiled += sum(i not in stored for indices in todo.values() for i in indices)
+        verdicts: dict[int, Verdict] = {}
+        for part in self.each_crate(lambda item: self._check_copy(*item, jobs, stored), list(todo.items()),
                                     cost=lambda item: len(item[1])):
-            verdicts.update(part)  # each stored as its check ended (_kept)
+            verdicts.update(part)  # each group stored as its check ended (_kept)
+        verdicts.update(stored)
         return [verdicts[i] for i in range(len(jobs))]
 
-    def _check_copy(self, copy: Copy, indices: list[int], jobs: list[Job]) -> dict[int, Verdict]:
-        verdicts: dict[int, Verdict] = {}
-        _add(self.stats.crate_candidates, Path(copy[0]).name, len(indices))
-        scratch, later = self.scratch(*copy), {"clean": [], "shared": []}
+    def groups(self, copy: Copy, indices: list[int], jobs: list[Job]) -> list[list[int]]:
+        """The checks a copy's jobs are made in: decided by the jobs alone (never by which of them
+        a cache holds, or by how the work is spread), so a verdict is the same in any run."""
         if self.original(*copy).passed is False or not self._sentinel_ok.get(copy):
-            groups = [[i] for i in indices]  # no sentinel, no batch: checked alone
-        else:
-            groups = batch_groups([(i, jobs[i]) for i in indices], self.batch_size, self._reach(scratch))
-        for group in groups:
-            items = [(i, jobs[i]) for i in group]
-            if self._batching_loses(scratch):  # measured on this crate: checked alone instead
-                _add(self.stats.solo_reasons, "batching measured slower", len(items))
-                verdicts.update(self._kept({i: self._solo(scratch, job.splice) for i, job in items}, jobs))
-            else:
-                verdicts.update(self._kept(self._check_group(scratch, items, later), jobs))
-        verdicts.update(self._check_later(scratch, jobs, later))
+            return [[i] for i in indices]  # no sentinel, no batch: checked alone
+        return batch_groups([(i, jobs[i]) for i in indices], self.batch_size, self._reach(self.scratch(*copy)))
+
+    def check_together(self, jobs: list[Job]) -> list[Verdict]:
+        """Jobs of one copy that `groups` put together, checked as that group (a cluster's worker
+        checks what the driver grouped)."""
+        self.stats.candidates_compiled += len(jobs)
+        found = self._check_group_whole(self.scratch(*jobs[0].splice.copy), list(enumerate(jobs)), jobs)
+        return [found[i] for i in range(len(jobs))]
+
+    def _check_group_whole(self, scratch: ScratchCrate, items: list[tuple[int, Job]], jobs: list[Job]) -> dict[int, Verdict]:
+        later = {"clean": [], "shared": []}
+        found = self._check_group(scratch, items, later)
+        found.update(self._check_later(scratch, jobs, later))
+        return found
+
+    def _check_copy(self, copy: Copy, indices: list[int], jobs: list[Job], stored: dict) -> dict[int, Verdict]:
+        """Each group with a job the cache does not hold, checked whole (so its company is the same
+        as in a run that checked it all) and stored at once; its rechecks stay within it."""
+        verdicts: dict[int, Verdict] = {}
+        _add(self.stats.crate_candidates, Path(copy[0]).name, sum(i not in stored for i in indices))
+        scratch = self.scratch(*copy)
+        for group in self.groups(copy, indices, jobs):
+            if all(i in stored for i in group):
+                continue
+            found = self._check_group_whole(scratch, [(i, jobs[i]) for i in group], jobs)
+            again = sum(i in stored for i in group)  # a group a killed run had begun storing
+            if again and self.cache is not None:
+                self.cache.count_redone(again)
+            verdicts.update(self._kept({i: v for i, v in found.items() if i not in stored}, jobs))
         return verdicts
 
     def _kept(self, part: dict[int, Verdict], jobs: list[Job]) -> dict[int, Verdict]:
-        """`part`, stored as soon as its check ended: a run killed later does not check it again."""
-        for i in sorted(part):
-            if part[i].mode != "cache":
-                self._store(jobs[i].splice.candidate(), part[i])
+        """`part`, stored as soon as its check ended, at once: a run killed later does not check it again."""
+        if self.cache is not None:
+            with self.cache.transaction():
+                for i in sorted(part):
+                    if part[i].mode != "cache":
+                        self._store(jobs[i].splice.candidate(), part[i])
         return part
 
     def _check_later(self, scratch: ScratchCrate, jobs: list[Job], later: dict) -> dict[int, Verdict]:
@@ -212,10 +233,9 @@ class CargoCrateOracle:
             again, later = later, {"clean": [], "shared": []}
             for key, items in again.items():
                 for group in batch_groups(items, self.batch_size, reach if key == "shared" else None):
-                    verdicts.update(self._kept(self._check_group(scratch, [(i, jobs[i]) for i in group], later), jobs))
+                    verdicts.update(self._check_group(scratch, [(i, jobs[i]) for i in group], later))
             if all(sorted(later[k]) == sorted(again[k]) for k in later):  # no progress: alone
-                verdicts.update(self._kept({i: self._solo(scratch, job.splice) for k in later for i, job in later[k]},
-                                           jobs))
+                verdicts.update({i: self._solo(scratch, job.splice) for k in later for i, job in later[k]})
                 break
         return verdicts
 
@@ -240,19 +260,9 @@ class CargoCrateOracle:
             _add(self.stats.crate_setup_s, scratch.source.name, run.elapsed_s)
         return run
 
-    def _batching_loses(self, scratch: ScratchCrate) -> bool:
-        """Batches on this crate have cost more per verdict than checks alone (after a few of each)."""
-        batch_s, given, solo_s, solos = self._cost.get(scratch.root, [0.0, 0, 0.0, 0])
-        return solos >= 3 and batch_s > 2.0 * solo_s / solos and batch_s / max(1, given) > solo_s / solos
-
-    def _count(self, scratch: ScratchCrate, *cost: float) -> None:
-        for k, v in enumerate(cost):
-            self._cost.setdefault(scratch.root, [0.0, 0, 0.0, 0])[k] += v
-
     def _solo(self, scratch: ScratchCrate, splice: Splice, cargo: bool = False) -> Verdict:
         self.stats.solo_runs += 1
         run = self._run(scratch, [splice], sentinel=False, cargo=cargo)
-        self._count(scratch, 0, 0, run.elapsed_s, 1)
         own, _, _ = attribute(run)
         diagnostics = in_file_order(own[0]) + _by_place(self._elsewhere(run))
         failure = cargo_failure(run, [d for d in diagnostics if d.severity == "error"])
@@ -276,7 +286,6 @@ class CargoCrateOracle:
             return {i: self._solo(scratch, job.splice)}
         self.stats.batch_runs += 1
         run = self._run(scratch, [job.splice for _, job in items], sentinel=True)
-        self._count(scratch, run.elapsed_s)
         own, contaminated, why = attribute(run, frozenset(k for k, (_, job) in enumerate(items) if job.new_header))
         if why is None and not any(is_sentinel(m) for m in run.messages):
             why = "no sentinel (rustc stopped early)"
@@ -305,7 +314,6 @@ class CargoCrateOracle:
             mid = len(items) // 2
             return {**self._check_group(scratch, items[:mid], later), **self._check_group(scratch, items[mid:], later)}
         share = run.elapsed_s / len(items)
-        self._count(scratch, 0, len(items) - len(shared) - len(contaminated))
         had_errors = bool(outside or shared) or any(d.severity == "error" for diags in own for d in diags)
         results = {}
         for k, (i, job) in enumerate(items):

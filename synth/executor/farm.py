@@ -27,8 +27,10 @@ def shard_of(item) -> str:
     return "" if isinstance(item, Candidate) else item.splice.crate_dir
 
 
-def check_on_worker(build, kind: str, settings, items: list, per_item: dict) -> tuple[list, Counters, int]:
-    """Runs on a worker: (verdicts in order, what the check added to the counters, worker pid)."""
+def check_on_worker(build, kind: str, settings, items: list, per_item: dict,
+                    together: bool = False) -> tuple[list, Counters, int]:
+    """Runs on a worker: (verdicts in order, what the check added to the counters, worker pid);
+    `together`: the items are one group the driver made (a crate oracle's `groups`), checked as it."""
     key = (build.__module__, build.__qualname__, kind, settings.model_dump_json())
     if key not in _WORKER_ORACLES:
         if not _WORKER_ORACLES:  # the worker's crate copies go when it exits (a killed worker's: the next run's sweep)
@@ -36,7 +38,7 @@ def check_on_worker(build, kind: str, settings, items: list, per_item: dict) -> 
         _WORKER_ORACLES[key] = build(kind, settings, None)
     oracle = _WORKER_ORACLES[key]
     before = oracle.stats.snapshot()
-    verdicts = oracle.check(items, **per_item)
+    verdicts = oracle.check_together(items) if together else oracle.check(items, **per_item)
     return verdicts, oracle.stats - before, os.getpid()
 
 
@@ -46,6 +48,14 @@ def close_worker_oracles() -> None:
         if hasattr(oracle, "close"):
             oracle.close()
     _WORKER_ORACLES.clear()
+
+
+def by_copy(jobs: list) -> dict:
+    """A crate oracle's jobs by the scratch copy they are checked in, in order."""
+    out: dict = {}
+    for i, job in enumerate(jobs):
+        out.setdefault(job.splice.copy, []).append(i)
+    return out
 
 
 def batches(indices: list[int], items: list, size: int) -> list[list[int]]:
@@ -78,17 +88,27 @@ class FarmOracle:
             hit = cache.lookup(self.local, candidate_of(item)) if cache is not None else None
             if hit is not None:
                 verdicts[i] = hit
-        todo = sorted({i for i in range(len(items)) if i not in verdicts}, key=lambda i: (shard_of(items[i]), i))
-        groups = batches(todo, items, self.batch_size)
+        stored = set(verdicts)
+        together = hasattr(self.local, "groups")  # a crate's jobs: in the groups a local check makes
+        if together:
+            groups = [group for copy, indices in by_copy(items).items()
+                      for group in self.local.groups(copy, indices, items) if not stored.issuperset(group)]
+        else:
+            todo = sorted((i for i in range(len(items)) if i not in stored), key=lambda i: (shard_of(items[i]), i))
+            groups = batches(todo, items, self.batch_size)
         calls = [(self.build, self.kind, self.settings, [items[i] for i in g],
-                  {name: [values[i] for i in g] for name, values in per_item.items() if values is not None})
+                  {name: [values[i] for i in g] for name, values in per_item.items() if values is not None}, together)
                  for g in groups]
         for group, (found, delta, pid) in zip(groups, self.cluster.map(check_on_worker, calls)):
             self.local.stats += delta
             self.worker_pids.add(pid)
-            for i, verdict in zip(group, found):
-                verdicts[i] = verdict
-                if cache is not None:
-                    cache.store(self.local, candidate_of(items[i]), verdict)
+            fresh = [(i, verdict) for i, verdict in zip(group, found) if i not in stored]
+            if cache is not None:
+                if len(fresh) < len(group):  # a group a killed run had begun storing: checked whole again
+                    cache.count_redone(len(group) - len(fresh))
+                with cache.transaction():  # a group's verdicts are stored together
+                    for i, verdict in fresh:
+                        cache.store(self.local, candidate_of(items[i]), verdict)
+            verdicts.update(fresh)
         self.tasks += len(groups)
         return [verdicts[i] for i in range(len(items))]

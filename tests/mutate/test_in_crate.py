@@ -213,17 +213,48 @@ def test_a_caller_replaced_in_the_batch_does_not_hide_the_error_a_new_signature_
         assert b.same_result(s), ([d.render() for d in b.diagnostics], [d.render() for d in s.diagnostics])
 
 
-def test_a_crate_where_batches_measured_slower_is_checked_alone(workspace):
-    jobs = _mutants(workspace / "geo", 4)
-    oracle = CargoCrateOracle(cache=None)
+TERMCOLOR = Path("/usr/share/cargo/registry/termcolor-1.1.2")
+
+
+@pytest.mark.slow
+def test_a_verdict_is_the_same_whatever_the_cache_holds(tmp_path):
+    """rustc's output for one splice can depend on its company: in its batch, termcolor's
+    `IoStandardStream::lock` returning `bool` loses an E0277 at a caller that it has alone. So a
+    check's company is decided by the jobs alone: a run that finds the others stored (a resumed
+    run) checks that job's group whole and gives the verdict the cold run gave (before, it was
+    checked with whatever else was left: here alone, with the E0277)."""
+    from oracles.cache import VerdictCache
+    from synth.mutate.in_crate import crate_jobs
+    from synth.mutate.repair import LANGS, OperatorStats, make_mutants
+    if not TERMCOLOR.is_dir():
+        pytest.skip("make night-corpus installs termcolor")
+    operators, sites_of, apply_edit = LANGS["rust"]
+    decls = [d for d in extract_paths([TERMCOLOR]).declarations if d.lang == "rust"]
+    mutants = [m for m in make_mutants(decls, operators, 0, {op.name: OperatorStats() for op in operators},
+                                       sites_of, apply_edit) if m.decl.crate_root]
+    lock = next(i for i, m in enumerate(mutants) if m.decl.name == "lock" and m.operator == "two_errors"
+                and (m.decl.self_type or "").startswith("IoStandardStream"))
+    cold = CargoCrateOracle(cache=VerdictCache(tmp_path / "cold"))
     try:
-        scratch = oracle.scratch(str(workspace / "geo"))
-        oracle._count(scratch, 30.0, 2, 0.9, 3)  # measured: 15 s a verdict batched, 0.3 s alone
-        verdicts = oracle.check(jobs)
+        jobs = crate_jobs(mutants, cold, {})
+        first = cold.check(jobs)
+        alone = cold.check_solo(jobs[lock].splice)
     finally:
-        oracle.close()
-    assert oracle.stats.batch_runs == 0 and oracle.stats.solo_reasons == {"batching measured slower": len(jobs)}
-    assert all(v.mode == "solo" for v in verdicts)
+        cold.close()
+    group = next(g for g in cold.groups(jobs[lock].splice.copy, list(range(len(jobs))), jobs) if lock in g)
+    resumed_cache = VerdictCache(tmp_path / "resumed")
+    resumed = CargoCrateOracle(cache=resumed_cache)
+    try:  # every verdict stored but the lock mutant's (as a kill in the middle of storing its group might leave it)
+        for i, job in enumerate(jobs):
+            if i != lock:
+                resumed_cache.store(resumed, job.splice.candidate(), first[i])
+        again = resumed.check(crate_jobs(mutants, resumed, {}))
+    finally:
+        resumed.close()
+    assert not first[lock].same_result(alone)  # the company matters for this one
+    assert [v.same_result(w) for v, w in zip(again, first)] == [True] * len(first)
+    # its group is checked whole again, and the stored verdicts compiled again are counted as such
+    assert resumed.stats.candidates_compiled == 1 and resumed_cache.redone() == len(group) - 1 > 0
 
 
 def test_a_splice_that_removes_a_named_type_is_checked_alone():
