@@ -70,6 +70,7 @@ class CargoCrateOracle:
         self._scratch: dict[Copy, ScratchCrate | str] = {}
         self._sentinel_ok: dict[Copy, bool] = {}
         self._originals: dict[Copy, Verdict] = {}  # one check of each crate as it is
+        self._answered: set[str] = set()  # candidates this oracle gave a verdict for (grouped once a process)
 
     @property
     def flags(self) -> dict:
@@ -164,13 +165,8 @@ class CargoCrateOracle:
 
     def check(self, jobs: list[Job]) -> list[Verdict]:
         """One verdict per job, in order: batched per crate where that is exact."""
-        stored: dict[int, Verdict] = {}
-        by_copy: dict[Copy, list[int]] = {}
-        for i, (job, cand) in enumerate(zip(jobs, splice_candidates([job.splice for job in jobs]))):
-            hit = self._cached(cand)
-            if hit is not None:
-                stored[i] = hit
-            by_copy.setdefault(job.splice.copy, []).append(i)
+        known, same_as, by_copy = self.plan_check(jobs)
+        stored = {i: v for i, v in known.items() if v is not None}
         todo = {copy: indices for copy, indices in by_copy.items() if any(i not in stored for i in indices)}
         self.stats.candidates_compiled += sum(i not in stored for indices in todo.values() for i in indices)
         verdicts: dict[int, Verdict] = {}
@@ -178,6 +174,35 @@ class CargoCrateOracle:
                                     cost=lambda item: len(item[1])):
             verdicts.update(part)  # each group stored as its check ended (_kept)
         verdicts.update(stored)
+        return self.answered(jobs, verdicts, same_as)
+
+    def plan_check(self, jobs: list[Job]) -> tuple[dict, dict, dict]:
+        """What a check of `jobs` needs: (index -> the stored verdict of a job this oracle answered
+        before, or None for one it did not whose verdict a run stored; index of a repeated
+        candidate -> its first index in `jobs`; copy -> the indices to group). A job answered
+        before is not grouped again: whatever the cache holds, each run makes the same groups."""
+        known: dict[int, Verdict | None] = {}
+        same_as: dict[int, int] = {}
+        first: dict[str, int] = {}
+        by_copy: dict[Copy, list[int]] = {}
+        for i, (job, cand) in enumerate(zip(jobs, splice_candidates([job.splice for job in jobs]))):
+            if cand.id in first:
+                same_as[i] = first[cand.id]
+                continue
+            first[cand.id] = i
+            hit = self._cached(cand)
+            if hit is not None:
+                known[i] = hit
+                if cand.id in self._answered:
+                    continue
+            by_copy.setdefault(job.splice.copy, []).append(i)
+        return known, same_as, by_copy
+
+    def answered(self, jobs: list[Job], verdicts: dict[int, Verdict], same_as: dict[int, int]) -> list[Verdict]:
+        """The verdicts in order, a repeated candidate's its first's; remembered as answered."""
+        for i, first in same_as.items():
+            verdicts[i] = verdicts[first]
+        self._answered.update(verdicts[i].candidate_id for i in verdicts)
         return [verdicts[i] for i in range(len(jobs))]
 
     def groups(self, copy: Copy, indices: list[int], jobs: list[Job]) -> list[list[int]]:

@@ -213,6 +213,21 @@ def test_a_caller_replaced_in_the_batch_does_not_hide_the_error_a_new_signature_
         assert b.same_result(s), ([d.render() for d in b.diagnostics], [d.render() for d in s.diagnostics])
 
 
+def test_a_check_compiles_each_candidate_once(workspace, tmp_path):
+    """A candidate twice in one check is compiled once; one this oracle answered before is not
+    grouped again (so a stored verdict is never compiled again within a run)."""
+    from oracles.cache import VerdictCache
+    jobs = _mutants(workspace / "geo", 12)
+    oracle = CargoCrateOracle(cache=VerdictCache(tmp_path / "verdicts"))
+    try:
+        twice = oracle.check(jobs[:6] + jobs[:6])
+        assert oracle.stats.candidates_compiled == 6 and twice[:6] == twice[6:]
+        oracle.check(jobs)  # six answered before, six new
+        assert oracle.stats.candidates_compiled == 12 and oracle.cache.redone() == 0
+    finally:
+        oracle.close()
+
+
 TERMCOLOR = Path("/usr/share/cargo/registry/termcolor-1.1.2")
 
 
