@@ -11,6 +11,8 @@ exactly, else its likely culprits are checked alone and the rest again (or it is
   (oracles/cargo/outside.py); several named: those splices are checked again apart; none: untrusted;
 - no diagnostic points into another splice with a new signature, or names a place in a spliced
   file; clean splices of a batch with errors are checked again together (rustc drops lints then).
+rustc's words for a splice can still depend on its company, so the groups are decided by the jobs
+alone, never by what a cache holds or how the work is spread: each run gives the same verdicts.
 """
 from __future__ import annotations
 
@@ -22,8 +24,8 @@ from pathlib import Path
 from ..cache import CACHE_LOGIC_VERSION, VerdictCache
 from .probe import PROBE, probes_seen
 from ..turns import Turns
-from .jobs import Job, batch_groups, cargo_failure, is_sentinel, job_of
-from .outside import attribute, elsewhere, outside_names, owners_outside, users
+from .jobs import Job, batch_groups, cargo_failure, check_plan, is_sentinel, job_of
+from .outside import attribute, by_place, elsewhere, outside_names, owners_outside, users
 from .workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
 from ..rustc.batch import in_file_order
 from ..isolation.sandbox import Sandbox
@@ -165,8 +167,7 @@ class CargoCrateOracle:
 
     def check(self, jobs: list[Job]) -> list[Verdict]:
         """One verdict per job, in order: batched per crate where that is exact."""
-        known, same_as, by_copy = self.plan_check(jobs)
-        stored = {i: v for i, v in known.items() if v is not None}
+        stored, same_as, by_copy = self.plan_check(jobs)
         todo = {copy: indices for copy, indices in by_copy.items() if any(i not in stored for i in indices)}
         self.stats.candidates_compiled += sum(i not in stored for indices in todo.values() for i in indices)
         verdicts: dict[int, Verdict] = {}
@@ -177,31 +178,12 @@ class CargoCrateOracle:
         return self.answered(jobs, verdicts, same_as)
 
     def plan_check(self, jobs: list[Job]) -> tuple[dict, dict, dict]:
-        """What a check of `jobs` needs: (index -> the stored verdict of a job this oracle answered
-        before, or None for one it did not whose verdict a run stored; index of a repeated
-        candidate -> its first index in `jobs`; copy -> the indices to group). A job answered
-        before is not grouped again: whatever the cache holds, each run makes the same groups."""
-        known: dict[int, Verdict | None] = {}
-        same_as: dict[int, int] = {}
-        first: dict[str, int] = {}
-        by_copy: dict[Copy, list[int]] = {}
-        for i, (job, cand) in enumerate(zip(jobs, splice_candidates([job.splice for job in jobs]))):
-            if cand.id in first:
-                same_as[i] = first[cand.id]
-                continue
-            first[cand.id] = i
-            hit = self._cached(cand)
-            if hit is not None:
-                known[i] = hit
-                if cand.id in self._answered:
-                    continue
-            by_copy.setdefault(job.splice.copy, []).append(i)
-        return known, same_as, by_copy
+        """What a check of `jobs` needs (oracles/cargo/jobs.py `check_plan`)."""
+        return check_plan(jobs, splice_candidates([job.splice for job in jobs]), self._cached, self._answered)
 
     def answered(self, jobs: list[Job], verdicts: dict[int, Verdict], same_as: dict[int, int]) -> list[Verdict]:
         """The verdicts in order, a repeated candidate's its first's; remembered as answered."""
-        for i, first in same_as.items():
-            verdicts[i] = verdicts[first]
+        verdicts.update({i: verdicts[first] for i, first in same_as.items()})
         self._answered.update(verdicts[i].candidate_id for i in verdicts)
         return [verdicts[i] for i in range(len(jobs))]
 
@@ -213,21 +195,18 @@ class CargoCrateOracle:
         return batch_groups([(i, jobs[i]) for i in indices], self.batch_size, self._reach(self.scratch(*copy)))
 
     def check_together(self, jobs: list[Job]) -> list[Verdict]:
-        """Jobs of one copy that `groups` put together, checked as that group (a cluster's worker
-        checks what the driver grouped)."""
+        """Jobs `groups` put together, checked as that group (on a cluster's worker)."""
         self.stats.candidates_compiled += len(jobs)
         found = self._check_group_whole(self.scratch(*jobs[0].splice.copy), list(enumerate(jobs)), jobs)
         return [found[i] for i in range(len(jobs))]
 
     def _check_group_whole(self, scratch: ScratchCrate, items: list[tuple[int, Job]], jobs: list[Job]) -> dict[int, Verdict]:
-        later = {"clean": [], "shared": []}
-        found = self._check_group(scratch, items, later)
-        found.update(self._check_later(scratch, jobs, later))
-        return found
+        later = {"clean": [], "shared": []}  # rechecks stay within the group
+        return {**self._check_group(scratch, items, later), **self._check_later(scratch, jobs, later)}
 
     def _check_copy(self, copy: Copy, indices: list[int], jobs: list[Job], stored: dict) -> dict[int, Verdict]:
-        """Each group with a job the cache does not hold, checked whole (so its company is the same
-        as in a run that checked it all) and stored at once; its rechecks stay within it."""
+        """Each group with a job the cache does not hold, checked whole (its company as in a run
+        that checked it all) and stored at once."""
         verdicts: dict[int, Verdict] = {}
         _add(self.stats.crate_candidates, Path(copy[0]).name, sum(i not in stored for i in indices))
         scratch = self.scratch(*copy)
@@ -235,8 +214,7 @@ class CargoCrateOracle:
             if all(i in stored for i in group):
                 continue
             found = self._check_group_whole(scratch, [(i, jobs[i]) for i in group], jobs)
-            again = sum(i in stored for i in group)  # a group a killed run had begun storing
-            if again and self.cache is not None:
+            if self.cache is not None and (again := sum(i in stored for i in group)):  # a killed run began storing it
                 self.cache.count_redone(again)
             verdicts.update(self._kept({i: v for i, v in found.items() if i not in stored}, jobs))
         return verdicts
@@ -289,7 +267,7 @@ class CargoCrateOracle:
         self.stats.solo_runs += 1
         run = self._run(scratch, [splice], sentinel=False, cargo=cargo)
         own, _, _ = attribute(run)
-        diagnostics = in_file_order(own[0]) + _by_place(self._elsewhere(run))
+        diagnostics = in_file_order(own[0]) + by_place(self._elsewhere(run))
         failure = cargo_failure(run, [d for d in diagnostics if d.severity == "error"])
         if failure and run.direct:  # a failure no line explains: cargo's own words, as without direct runs
             return self._solo(scratch, splice, cargo=True)
@@ -350,7 +328,7 @@ class CargoCrateOracle:
             elif had_errors and k not in outside and not any(d.severity == "error" for d in own[k]):
                 later["clean"].append((i, job))
             else:
-                results[i] = self._verdict(job.splice, in_file_order(own[k]) + _by_place(outside.get(k, [])), run,
+                results[i] = self._verdict(job.splice, in_file_order(own[k]) + by_place(outside.get(k, [])), run,
                                            "batched", share)
         return results
 
@@ -370,6 +348,3 @@ class CargoCrateOracle:
 def _add(counts: dict, key: str, n: float) -> None:
     counts[key] = counts.get(key, 0) + n
 
-
-def _by_place(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    return sorted(diagnostics, key=lambda d: (d.path or "", d.line or 0, d.column or 0))

@@ -211,3 +211,23 @@ def batch_groups(items: list[tuple[int, Job]], size: int, reach=None) -> list[li
             batches.append(batch)
         batch.add(i, job)
     return [b.members for b in batches]
+
+
+def check_plan(jobs: list[Job], candidates: list, lookup, answered: set[str]) -> tuple[dict, dict, dict]:
+    """What a check of `jobs` needs: (index -> the stored verdict (`lookup`), where a run stored
+    one; index of a repeated candidate -> its first index; copy -> the indices to group). A job
+    whose candidate this oracle answered before is not grouped again: whatever the cache holds,
+    each run makes the same groups."""
+    known, same_as, first, by_copy = {}, {}, {}, {}
+    for i, (job, cand) in enumerate(zip(jobs, candidates)):
+        if cand.id in first:
+            same_as[i] = first[cand.id]
+            continue
+        first[cand.id] = i
+        hit = lookup(cand)
+        if hit is not None:
+            known[i] = hit
+            if cand.id in answered:
+                continue
+        by_copy.setdefault(job.splice.copy, []).append(i)
+    return known, same_as, by_copy

@@ -205,3 +205,8 @@ def attribute(run, changed: frozenset[int] = frozenset()) -> tuple[list[list[Dia
         return own, contaminated, "timed out"
     # diagnostics past the cap are missing: whose they were is unknown (checked in smaller batches)
     return own, contaminated, "output cut at the cap" if run.cut else None
+
+
+def by_place(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Diagnostics outside the splices in the crate's order: file, line, column."""
+    return sorted(diagnostics, key=lambda d: (d.path or "", d.line or 0, d.column or 0))

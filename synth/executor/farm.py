@@ -109,7 +109,7 @@ class FarmOracle:
         """A crate oracle's check, its groups (made as the local oracle makes them) one task each."""
         cache = self.local.cache
         known, same_as, by_copy = self.local.plan_check(jobs)
-        verdicts = {i: v for i, v in known.items() if v is not None}
+        verdicts = dict(known)
         stored = set(verdicts)
         groups = [group for copy, indices in by_copy.items()
                   for group in self.local.groups(copy, indices, jobs) if not stored.issuperset(group)]
