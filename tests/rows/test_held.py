@@ -111,3 +111,16 @@ def test_a_lane_holds_the_rows_it_collects_compressed(rows, tmp_path):
         store.close()
     assert out.reused == len(many) and [r.id for r in out.rows] == sorted(r.id for r in many)
     assert held < whole / 4, (held, whole)
+
+
+def test_the_item_store_keeps_answers_compressed_and_reads_older_ones(rows, tmp_path):
+    answer = {"rows": [large(r, 20).model_dump(mode="json") for r in rows[:4]], "rejected": []}
+    store = ItemStore(tmp_path / "items")
+    try:
+        store.put("repair", "fp", "new", answer)
+        store.cache.set(("repair", "fp", "old"), answer)  # as an older synth stored it (pickled)
+        assert store.get("repair", "fp", "new") == answer == store.get("repair", "fp", "old")
+        kept = store.cache.get(("repair", "fp", "new"))
+        assert isinstance(kept, bytes) and len(kept) < len(json.dumps(answer)) / 5
+    finally:
+        store.close()
