@@ -6,14 +6,14 @@ from dataclasses import dataclass, field
 
 DEFAULT_COMPILE_S = 0.001  # per candidate, batched (synth bench oracle measures ~0.7 ms)
 # What a first run is priced from, before any run of its own measured anything: seconds a cold run
-# took on the loop's 25 crates with the night's lanes (4.68 MB, 2 cores: 1,176 s; the figures
-# `synth bench night` prints as first_run_reference; it prices other crates with these and prints
-# the error). A run's own figures replace them.
+# took on the loop's 25 crates with the night's lanes (4.68 MB, 2 cores: 1,243 s at f60f01b; the
+# figures `synth bench night` prints as first_run_reference; it prices other crates with these and
+# prints the error: crates differ, 17.5 ms a mutant on 17 night crates). A run's own figures replace them.
 FIRST_RUN_S = {
-    "repair_crate": 3.36,  # a crate with mutants to compile (its copy set up, its dependencies checked)
-    "repair_mutant": 0.0251,  # a mutant (made, compiled alone or in its crate, its row made)
-    "doc_item": 0.0934,  # a documented function (checked, its row made)
-    "written_row": 0.0037,  # a row through tasks, row files and the snapshot
+    "repair_crate": 2.95,  # a crate with mutants to compile (its copy set up, its dependencies checked)
+    "repair_mutant": 0.0276,  # a mutant (made, compiled alone or in its crate, its row made)
+    "doc_item": 0.0908,  # a documented function (checked, its row made)
+    "written_row": 0.0032,  # a row through tasks, row files and the snapshot
 }
 
 
