@@ -173,7 +173,7 @@ class CargoCrateOracle:
         verdicts: dict[int, Verdict] = {}
         for part in self.each_crate(lambda item: self._check_copy(*item, jobs, stored), list(todo.items()),
                                     cost=lambda item: len(item[1])):
-            verdicts.update(part)  # each group stored as its check ended (_kept)
+            verdicts.update(part)  # each group stored as its check ended (kept)
         verdicts.update(stored)
         return self.answered(jobs, verdicts, same_as)
 
@@ -213,20 +213,20 @@ class CargoCrateOracle:
         for group in self.groups(copy, indices, jobs):
             if all(i in stored for i in group):
                 continue
-            found = self._check_group_whole(scratch, [(i, jobs[i]) for i in group], jobs)
-            if self.cache is not None and (again := sum(i in stored for i in group)):  # a killed run began storing it
-                self.cache.count_redone(again)
-            verdicts.update(self._kept({i: v for i, v in found.items() if i not in stored}, jobs))
+            verdicts.update(self.kept(self._check_group_whole(scratch, [(i, jobs[i]) for i in group], jobs),
+                                      stored, jobs))
         return verdicts
 
-    def _kept(self, part: dict[int, Verdict], jobs: list[Job]) -> dict[int, Verdict]:
-        """`part`, stored as soon as its check ended, at once: a run killed later does not check it again."""
+    def kept(self, found: dict[int, Verdict], stored: dict, jobs: list[Job]) -> dict[int, Verdict]:
+        """A checked group's verdicts not yet `stored`, stored at once as its check ends (those compiled again counted)."""
+        fresh = {i: v for i, v in found.items() if i not in stored}
         if self.cache is not None:
+            if again := len(found) - len(fresh):  # a group a killed run had begun storing
+                self.cache.count_redone(again)
             with self.cache.transaction():
-                for i in sorted(part):
-                    if part[i].mode != "cache":
-                        self._store(jobs[i].splice.candidate(), part[i])
-        return part
+                for i in sorted(fresh):  # (the cache skips a verdict it gave)
+                    self._store(jobs[i].splice.candidate(), fresh[i])
+        return fresh
 
     def _check_later(self, scratch: ScratchCrate, jobs: list[Job], later: dict) -> dict[int, Verdict]:
         verdicts: dict[int, Verdict] = {}

@@ -107,23 +107,14 @@ class FarmOracle:
 
     def _check_groups(self, jobs: list) -> list:
         """A crate oracle's check, its groups (made as the local oracle makes them) one task each."""
-        cache = self.local.cache
         known, same_as, by_copy = self.local.plan_check(jobs)
         verdicts = dict(known)
-        stored = set(verdicts)
         groups = [group for copy, indices in by_copy.items()
-                  for group in self.local.groups(copy, indices, jobs) if not stored.issuperset(group)]
+                  for group in self.local.groups(copy, indices, jobs) if not set(known).issuperset(group)]
         calls = [(self.build, self.kind, self.settings, [jobs[i] for i in g], {}, True) for g in groups]
         for group, (found, delta, pid) in zip(groups, self.cluster.map(check_on_worker, calls)):
             self.local.stats += delta
             self.worker_pids.add(pid)
-            fresh = [(i, verdict) for i, verdict in zip(group, found) if i not in stored]
-            if cache is not None:
-                if len(fresh) < len(group):  # a group a killed run had begun storing: checked whole again
-                    cache.count_redone(len(group) - len(fresh))
-                with cache.transaction():  # a group's verdicts are stored together
-                    for i, verdict in fresh:
-                        cache.store(self.local, candidate_of(jobs[i]), verdict)
-            verdicts.update(fresh)
+            verdicts.update(self.local.kept(dict(zip(group, found)), known, jobs))
         self.tasks += len(groups)
         return self.local.answered(jobs, verdicts, same_as)

@@ -18,6 +18,8 @@ import orjson
 import zstandard
 
 PACKED = b"zstd-json:"  # what starts a compressed answer
+_compress = zstandard.ZstdCompressor(level=3).compress
+_decompress = zstandard.ZstdDecompressor().decompress
 
 
 def fingerprint(*parts) -> str:
@@ -31,14 +33,14 @@ class ItemStore:
     def get(self, lane: str, lane_fingerprint: str, item: str) -> dict | None:
         value = self.cache.get((lane, lane_fingerprint, item))
         if isinstance(value, bytes) and value.startswith(PACKED):
-            return orjson.loads(zstandard.ZstdDecompressor().decompress(value[len(PACKED):]))
+            return orjson.loads(_decompress(value[len(PACKED):]))
         return value
 
     def put(self, lane: str, lane_fingerprint: str, item: str, value: dict) -> None:
         """Store a lane's answer for an item: JSON (rows dumped, rejections as JSON), compressed; an
         answer JSON cannot hold as it is (a key that is no string) is kept as it is, pickled."""
         try:
-            packed = PACKED + zstandard.ZstdCompressor(level=3).compress(orjson.dumps(value))
+            packed = PACKED + _compress(orjson.dumps(value))
         except TypeError:
             packed = value
         self.cache.set((lane, lane_fingerprint, item), packed)
