@@ -8,7 +8,8 @@ from pathlib import Path
 
 import diskcache
 
-from .verdict import Candidate, Verdict
+from .isolation.starved import EAGAIN_TEXT
+from .verdict import EXIT_ONLY, Candidate, Verdict
 
 # Bump when the way verdicts are computed changes meaning (attribution, flags, parsing).
 # 2: batched labels were read from the raw span (`Vec<__synth_c1::Token>` for `Vec<Token>`).
@@ -19,6 +20,12 @@ from .verdict import Candidate, Verdict
 # 6: diagnostics carry rustc's suggestions with their places (Diagnostic.fixes).
 CACHE_LOGIC_VERSION = "6"
 REDONE = ("count", "verdicts compiled again")  # a stored verdict computed once more: work a resume must not redo
+
+
+def starved(verdict: Verdict) -> bool:
+    """A verdict that only says the machine could not start the compiler: stored by a synth that
+    took it for an answer (isolation/starved.py), it is computed again."""
+    return any(d.code in EXIT_ONLY and EAGAIN_TEXT in d.message for d in verdict.diagnostics)
 
 
 def verdict_key(candidate: Candidate, oracle: str, toolchain: str, flags: dict) -> str:
@@ -38,11 +45,12 @@ class VerdictCache:
 
     def get(self, key: str) -> Verdict | None:
         raw = self._cache.get(key)
-        if raw is None:
+        verdict = None if raw is None else Verdict.model_validate_json(raw)
+        if verdict is None or starved(verdict):
             self.misses += 1
             return None
         self.hits += 1
-        return Verdict.model_validate_json(raw)
+        return verdict
 
     def put(self, key: str, verdict: Verdict) -> None:
         if verdict.timed_out:  # a timeout says as much about the machine's load as about the code

@@ -10,6 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
+# the oracles' codes for "it failed, and said nothing a fix could follow" (an exit status only)
+EXIT_ONLY = frozenset({"cargo-exit", "rustc-crash", "vox-exit"})
+
 
 class Candidate(BaseModel):
     """Source text to check. `context_fingerprint` names whatever else the verdict depends on

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from . import run_folders
 from .environ import safe_environ
+from .starved import until_fed
 
 NOBODY = 65534
 ISOLATIONS = ("bwrap", "unshare", "none")
@@ -43,7 +44,9 @@ class Limits:
     timeout_s: float = 60.0
     memory_bytes: int | None = 4 * 1024**3  # address space (RLIMIT_AS)
     file_bytes: int = 512 * 1024**2  # largest file the process may write (RLIMIT_FSIZE)
-    max_processes: int = 256  # RLIMIT_NPROC; only binding for an unprivileged user
+    # RLIMIT_NPROC; only binding for an unprivileged user, and counted over all of that user's
+    # sandboxes at once (processes and threads): room for many concurrent compilers
+    max_processes: int = 1024
     isolate_network: bool = True
     untrusted: bool = False  # run as an unprivileged user (candidate code, not the compiler)
     kill_orphans: bool = False  # a process whose parent ended is killed at once (see reaper.py)
@@ -202,8 +205,14 @@ class Sandbox:
     def run(self, argv: list[str], cwd: Path, *, stdin: str | None = None, limits: Limits | None = None,
             env: dict[str, str] | None = None, writable: list[Path] = ()) -> SandboxResult:
         """`writable`: folders besides the scratch folder the run may write (e.g. a shared cargo
-        cache; under bwrap the unprivileged user must be allowed to write them)."""
+        cache; under bwrap the unprivileged user must be allowed to write them). A run the machine
+        could not start is run again, or ends in `SandboxStarved` (see starved.py)."""
         limits = limits or self.limits
+        return until_fed(lambda: self._run_once(argv, cwd, stdin, limits, env, writable), limits.untrusted,
+                         os.path.basename(argv[0]))
+
+    def _run_once(self, argv: list[str], cwd: Path, stdin: str | None, limits: Limits,
+                  env: dict[str, str] | None, writable: list[Path]) -> SandboxResult:
         environ = safe_environ({"HOME": str(cwd), "TMPDIR": str(cwd), **self.extra_env, **(env or {})})
         kind = self.isolation
         root = os.geteuid() == 0

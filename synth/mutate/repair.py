@@ -9,7 +9,7 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 
-from oracles.verdict import Candidate, Verdict
+from oracles.verdict import EXIT_ONLY, Candidate, Verdict
 from synth.extract.package import package_of
 from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, standalone_source
 from synth.settings.fit import TOO_LONG, Fit
@@ -27,8 +27,6 @@ from synth.mutate.operators.vox import RETIRED_OPERATORS, VOX_OPERATORS, vox_app
 ELIGIBLE_KINDS = {"rust": {"fn", "method", "impl"},
                   "vox": {"fn", "query", "mutation", "component", "server", "tool", "table", "workflow", "activity"}}
 LANGS = {"rust": (RUST_OPERATORS, rust_sites, apply), "vox": (VOX_OPERATORS, vox_sites, vox_apply)}
-# the oracles' codes for "it failed, and said nothing a fix could follow" (an exit status only)
-EXIT_ONLY = {"cargo-exit", "rustc-crash", "vox-exit"}
 
 
 # Tighter caps for some operators: retired-syntax mutants were over-represented in the audit.
