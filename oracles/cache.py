@@ -22,6 +22,14 @@ CACHE_LOGIC_VERSION = "6"
 REDONE = ("count", "verdicts compiled again")  # a stored verdict computed once more: work a resume must not redo
 
 
+def lasting(directory: str | Path) -> diskcache.Cache:
+    """A diskcache that keeps every entry. diskcache's default culls the oldest entries once the
+    cache passes 1 GiB, silently: a night's item store lost whole crates' rows that way, and an
+    evicted verdict or paid answer is computed or paid for again. The policy is stored with the
+    cache, so opening an older one here turns its culling off too."""
+    return diskcache.Cache(str(directory), eviction_policy="none")
+
+
 def starved(verdict: Verdict) -> bool:
     """A verdict that only says the machine could not start the compiler: stored by a synth that
     took it for an answer (isolation/starved.py), it is computed again."""
@@ -39,7 +47,7 @@ def verdict_key(candidate: Candidate, oracle: str, toolchain: str, flags: dict) 
 class VerdictCache:
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
-        self._cache = diskcache.Cache(str(self.directory))
+        self._cache = lasting(self.directory)
         self.hits = 0
         self.misses = 0
 

@@ -12,13 +12,20 @@ from synth.mutate.settings import RepairSettings
 ORACLE, REPAIR = OracleSettings(), RepairSettings()
 
 
-def ablation_arms(text: str) -> tuple[str, ...]:
-    arms = tuple(a.strip() for a in text.split(",") if a.strip())
-    unknown = [a for a in arms if a not in ("gate", "diagnostics", "operators", "mens", "reward")]
-    if unknown or not arms:
-        raise argparse.ArgumentTypeError(f"unknown arm {unknown[0] if unknown else text!r}: "
-                                         "gate, diagnostics, operators, mens or reward (comma-separated)")
+def arms_among(*choices: str):
+    """An argparse type: comma-separated arms, each one of `choices`."""
+    def arms(text: str) -> tuple[str, ...]:
+        picked = tuple(a.strip() for a in text.split(",") if a.strip())
+        unknown = [a for a in picked if a not in choices]
+        if unknown or not picked:
+            raise argparse.ArgumentTypeError(f"unknown arm {unknown[0] if unknown else text!r}: "
+                                             f"{', '.join(choices[:-1])} or {choices[-1]} (comma-separated)")
+        return picked
     return arms
+
+
+ablation_arms = arms_among("gate", "diagnostics", "operators", "mens", "reward")
+night_arms = arms_among("killed", "ray", "crates")
 
 
 def build_parser(benches: dict) -> argparse.ArgumentParser:
@@ -74,6 +81,9 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     bench.add_argument("--config", help="night: the night's synth.toml (examples/night/synth.toml)")
     bench.add_argument("--nodes", type=int, default=8, help="night: nodes of the projected cluster")
     bench.add_argument("--cores", type=int, default=16, help="night: cores a node of the projected cluster")
+    bench.add_argument("--skip", type=night_arms, default=(), metavar="ARM[,ARM...]",
+                       help="night: arms to leave out (killed, ray, crates), for a night longer than one sitting; "
+                            "their figures print as null")
     executor(bench, "local")
     bench.set_defaults(command="bench")
 

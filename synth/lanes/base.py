@@ -16,7 +16,7 @@ from typing import ClassVar
 from synth.extract.model import Declaration
 from synth.settings.fit import Fit
 from synth.lanes.fingerprint import lane_fingerprint
-from synth.rows.store import ItemStore, fingerprint
+from synth.rows.store import ItemStore, StoreLost, fingerprint
 from synth.rows.rejection import Rejection
 from synth.rows.held import HeldRow
 from synth.rows.row import Row
@@ -190,6 +190,7 @@ def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) ->
         todo = [x for x in mine if ctx.store.get(lane.name, lane_fp, lane.key(x)) is None]
         out.processed += sum(lane.size(x) for x in todo)
         out.reused += sum(lane.size(x) for x in mine) - sum(lane.size(x) for x in todo)
+        undone = set()
         for part in lane.parts(todo):
             done = lane.process(ctx, settings, part, oracle, out)
             for item in part:  # stored as each part ends: a killed run keeps the parts it finished
@@ -197,10 +198,17 @@ def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) ->
                     ctx.store.put(lane.name, lane_fp, lane.key(item), done[lane.key(item)])
                 else:
                     out.undone += lane.size(item)
+                    undone.add(lane.key(item))
+        lost = []
         for item in mine:
             stored = ctx.store.get(lane.name, lane_fp, lane.key(item))
             if stored is not None:
                 lane.collect(stored, out)
+            elif lane.key(item) not in undone:  # stored, and gone: its rows would be missing unsaid
+                lost.append(lane.key(item))
+        if lost:
+            raise StoreLost(f"the item store ({ctx.store.directory}) no longer holds {len(lost)} of the {lane.name} "
+                            f"lane's answers it was given (first: {lost[0]}); run again to redo them")
     lane.finish(ctx, settings, out, items)
     return out
 

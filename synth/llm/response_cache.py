@@ -9,14 +9,14 @@ import threading
 import time
 from pathlib import Path
 
-import diskcache
 
+from oracles.cache import lasting
 from synth.llm.cost.ledger import _alive
 
 
 class ResponseCache:
     def __init__(self, directory: str | Path):
-        self.cache = diskcache.Cache(str(directory))
+        self.cache = lasting(directory)
 
     def get(self, key: str) -> dict | None:
         return self.cache.get(("response", key))

@@ -13,9 +13,11 @@ import hashlib
 import json
 from pathlib import Path
 
-import diskcache
 import orjson
 import zstandard
+
+from oracles.cache import lasting
+from oracles.errors import SynthError
 
 PACKED = b"zstd-json:"  # what starts a compressed answer
 _compress = zstandard.ZstdCompressor(level=3).compress
@@ -26,9 +28,14 @@ def fingerprint(*parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
+class StoreLost(SynthError, RuntimeError):
+    """An answer the item store was given is no longer there (a store that culls entries)."""
+
+
 class ItemStore:
     def __init__(self, directory: str | Path):
-        self.cache = diskcache.Cache(str(directory))
+        self.directory = Path(directory)
+        self.cache = lasting(directory)
 
     def get(self, lane: str, lane_fingerprint: str, item: str) -> dict | None:
         value = self.cache.get((lane, lane_fingerprint, item))

@@ -28,6 +28,16 @@ def test_a_verdict_stored_twice_is_counted_on_disk(tmp_path):
     assert VerdictCache(tmp_path).redone() == 1  # another process (a resumed run) reads it
 
 
+def test_a_night_too_long_for_one_sitting_names_the_arms_it_leaves_out(capsys):
+    from synth.cli.args import build_parser
+    parser = build_parser({"night": "benchmarks.night_bench"})
+    assert parser.parse_args(["bench", "night", "--skip", "killed,ray"]).skip == ("killed", "ray")
+    assert parser.parse_args(["bench", "night"]).skip == ()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["bench", "night", "--skip", "killed,dataset"])
+    assert "unknown arm 'dataset': killed, ray or crates" in capsys.readouterr().err
+
+
 def test_the_night_config_names_installed_crates_the_loop_does_not_use():
     loop = {s.name for s in night_sources(NIGHT.parent.parent / "loop" / "synth.toml")}
     night = night_sources(NIGHT)
