@@ -9,10 +9,13 @@ body. Items left undone (the spend cap, a failed call, a batch answer not back y
 stored, so the next run picks them up."""
 from __future__ import annotations
 
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
+from oracles.errors import SynthError
 from synth.extract.model import Declaration
 from synth.settings.fit import Fit
 from synth.lanes.fingerprint import lane_fingerprint
@@ -124,6 +127,11 @@ class Lane:
             return [todo] if todo else []
         return [todo[i:i + self.chunk] for i in range(0, len(todo), self.chunk)]
 
+    def units(self, part: list) -> dict[str, list]:
+        """The smallest pieces of a part `process` takes alone, by name: a part that fails is done
+        again piece by piece, so one bad piece is left undone, not the whole run. Each item, here."""
+        return {self.key(item): [item] for item in part}
+
     def early_rejects(self, item) -> list[Rejection]:
         """What an item is refused for before any work (e.g. a tool definition that does not validate)."""
         return []
@@ -192,7 +200,7 @@ def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) ->
         out.reused += sum(lane.size(x) for x in mine) - sum(lane.size(x) for x in todo)
         undone = set()
         for part in lane.parts(todo):
-            done = lane.process(ctx, settings, part, oracle, out)
+            done = answers(lane, ctx, settings, part, oracle, out)
             for item in part:  # stored as each part ends: a killed run keeps the parts it finished
                 if lane.key(item) in done:
                     ctx.store.put(lane.name, lane_fp, lane.key(item), done[lane.key(item)])
@@ -211,6 +219,30 @@ def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) ->
                             f"lane's answers it was given (first: {lost[0]}); run again to redo them")
     lane.finish(ctx, settings, out, items)
     return out
+
+
+def answers(lane: Lane, ctx: RunContext, settings, part: list, oracle, out: LaneOutput) -> dict:
+    """`lane.process` of a part. A part that fails is done again unit by unit (a crate, in the
+    repair lane): a unit that fails again is left undone and named in `ctx.attention` (the run
+    exits 1), the night goes on, and the next run tries it again. An error synth raises on purpose
+    says what the user must do, and stops the run."""
+    try:
+        return lane.process(ctx, settings, part, oracle, out)
+    except (SynthError, MemoryError):
+        raise
+    except Exception:  # a defect, or a machine's hiccup: found below, unit by unit
+        pass
+    done = {}
+    for name, unit in lane.units(part).items():
+        try:
+            done.update(lane.process(ctx, settings, unit, oracle, out))
+        except (SynthError, MemoryError):
+            raise
+        except Exception as exc:
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            ctx.attention.append(f"{lane.name}: {name} failed ({type(exc).__name__}: {str(exc)[:300]}, at "
+                                 f"{Path(where.filename).name}:{where.lineno}); left undone, the next run tries it again")
+    return done
 
 
 # -- keys ----------------------------------------------------------------------------------------

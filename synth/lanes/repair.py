@@ -54,13 +54,17 @@ class RepairLane(Lane):
         edit to a module the lane runs) still changes what every item yields."""
         return fingerprint(*[(op.name, inspect.getsource(op.sites)) for op in LANGS[lang][0]])
 
+    def units(self, part):
+        """A crate's declarations: checked together in its copy, so the least one can redo alone."""
+        crates: dict[str, list] = {}
+        for decl in part:
+            crates.setdefault(decl.crate_root or crate_name(decl), []).append(decl)
+        return crates
+
     def parts(self, todo):
         """Whole crates (in the order they come) until a part holds `PART_DECLARATIONS`."""
-        crates: dict[str, list] = {}
-        for decl in todo:
-            crates.setdefault(decl.crate_root or crate_name(decl), []).append(decl)
         parts: list[list] = []
-        for decls in crates.values():
+        for decls in self.units(todo).values():
             if not parts or len(parts[-1]) >= PART_DECLARATIONS:
                 parts.append([])
             parts[-1] += decls
