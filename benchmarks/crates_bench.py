@@ -87,7 +87,7 @@ def run_crates_bench(seed: int = 0, sample: int = 300, recheck: int = 50, out: s
     result = repair_rows(decls, rust, RepairSettings(in_crate=in_crate), seed, crate_oracle=crate,
                          solvable=mark_compiler_solvable)
     wall = time.monotonic() - start
-    floors = [copy.floor_s() for copy in crate.copies()]  # bare rustc on the same copies and checks, one at a time
+    floors = [copy.floor_s() for copy in crate.copies(helpers=True)]  # bare rustc on the same copies and checks, one at a time
     floor, side = sum(floors), makespan(floors, crate.workers)  # ... and side by side on the oracle's workers
     # the engine is driven here, not through `synth run`, for what a run hides (each crate's funnel, the
     # checks in their copies); its rows and rejections are written as a run writes them

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import diskcache
 
+
 from .isolation.starved import EAGAIN_TEXT
 from .verdict import EXIT_ONLY, Candidate, Verdict
 

@@ -25,3 +25,8 @@ class MissingInput(InputError, FileNotFoundError):
 class ToolchainMissing(SynthError, RuntimeError):
     """The configured compiler is not there. Never a pass: callers surface this to the user."""
     exit_code = 2
+
+
+class SandboxStarved(SynthError, RuntimeError):
+    """The machine could not start the processes or threads a check needed, however long synth
+    waited (oracles/isolation/starved.py): never a verdict."""

@@ -16,13 +16,12 @@ alone, never by what a cache holds or how the work is spread: each run gives the
 """
 from __future__ import annotations
 
-import hashlib
-import json
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cache import CACHE_LOGIC_VERSION, VerdictCache
-from .probe import PROBE, probes_seen
+from .probe import compiled_points
 from ..turns import Turns
 from .jobs import Job, batch_groups, cargo_failure, check_plan, is_sentinel, job_of
 from .outside import attribute, by_place, elsewhere, outside_names, owners_outside, users
@@ -35,6 +34,9 @@ from ..settings import OracleSettings
 from ..verdict import Candidate, Diagnostic, Splice, Verdict, features_key, splice_candidates
 
 Copy = tuple[str, tuple[str, ...]]  # a scratch copy: the crate folder, the features on besides the default
+# A worker with no crate of its own left helps one with at least this many groups left: a helper's
+# copy first builds the crate's dependencies and checks it once, worth it only for several checks.
+HELP_FROM_GROUPS = 4
 
 
 @dataclass
@@ -73,6 +75,7 @@ class CargoCrateOracle:
         self._sentinel_ok: dict[Copy, bool] = {}
         self._originals: dict[Copy, Verdict] = {}  # one check of each crate as it is
         self._answered: set[str] = set()  # candidates this oracle gave a verdict for (grouped once a process)
+        self._helpers: dict[Copy, list[ScratchCrate]] = {}  # spare copies for workers that help with a crate
 
     @property
     def flags(self) -> dict:
@@ -90,13 +93,15 @@ class CargoCrateOracle:
         done = self._turns.map(work, [items[k] for k in order], self.workers)
         return [part for _, part in sorted(zip(order, done), key=lambda it: it[0])]
 
-    def copies(self) -> list[ScratchCrate]:
-        return [s for s in self._scratch.values() if isinstance(s, ScratchCrate)]
+    def copies(self, helpers: bool = False) -> list[ScratchCrate]:
+        """Each crate's copy (and, with `helpers`, the helpers' copies)."""
+        return ([s for s in self._scratch.values() if isinstance(s, ScratchCrate)] +
+                ([s for spare in self._helpers.values() for s in spare] if helpers else []))
 
     def close(self) -> None:
-        for scratch in self.copies():
+        for scratch in self.copies(helpers=True):
             scratch.close()
-        self._scratch = {}
+        self._scratch, self._helpers = {}, {}
 
     # -- crates ---------------------------------------------------------------------------------
 
@@ -139,26 +144,9 @@ class CargoCrateOracle:
         return verdict
 
     def compiled(self, crate_dir: str, features: tuple[str, ...], points: list[tuple[str, int]]) -> set[int]:
-        """Which of `points` (file, byte offset of a body's start) the compiler sees with these
-        features: one probe check (oracles/cargo/probe.py), kept in the cache."""
-        scratch = self.scratch(crate_dir, features)
-        if isinstance(scratch, str) or not points:
-            return set()
-        def probe() -> list[int] | None:  # None (a timeout) is not kept
-            seen: set[int] = set()
-            build = scratch.facts.get("build_path")  # its errors would stop cargo before the library
-            for part in ([n for n, p in enumerate(points) if p[0] == build], [n for n, p in enumerate(points) if p[0] != build]):
-                if part:
-                    self.stats.probe_runs += 1
-                    probes = [Splice(crate_dir, *points[n], points[n][1], PROBE.format(k), features) for k, n in enumerate(part)]
-                    run = self._run(scratch, probes, False)
-                    if run.timed_out:
-                        return None
-                    seen |= {part[k] for k in probes_seen(run.messages)}
-            return sorted(seen)
-        key = json.dumps([self.id, self.toolchain, self.flags, scratch.hash, features, points])
-        return set((self.cache.memo(f"probe:{hashlib.sha256(key.encode()).hexdigest()}", probe) if self.cache
-                    else probe()) or [])
+        """Which of `points` (file, byte offset of a body's start) the compiler sees (oracles/cargo/probe.py)."""
+        return compiled_points(self, crate_dir, features, points,
+                               lambda at, text: Splice(crate_dir, at[0], at[1], at[1], text, features))
 
     def facts(self, crate_dir: str, features: tuple[str, ...] = ()) -> dict:
         return {} if isinstance(s := self.scratch(crate_dir, features), str) else {**s.facts, "crate_hash": s.hash}
@@ -166,16 +154,41 @@ class CargoCrateOracle:
     # -- splices --------------------------------------------------------------------------------
 
     def check(self, jobs: list[Job]) -> list[Verdict]:
-        """One verdict per job, in order: batched per crate where that is exact."""
+        """One verdict per job, in order: batched per crate where that is exact. Crates side by
+        side, the most jobs first; the last crate's groups shared by the idle workers."""
         stored, same_as, by_copy = self.plan_check(jobs)
-        todo = {copy: indices for copy, indices in by_copy.items() if any(i not in stored for i in indices)}
-        self.stats.candidates_compiled += sum(i not in stored for indices in todo.values() for i in indices)
+        todo = sorted([(copy, indices) for copy, indices in by_copy.items() if any(i not in stored for i in indices)],
+                      key=lambda item: -len(item[1]))
+        self.stats.candidates_compiled += sum(i not in stored for _, indices in todo for i in indices)
         verdicts: dict[int, Verdict] = {}
-        for part in self.each_crate(lambda item: self._check_copy(*item, jobs, stored), list(todo.items()),
-                                    cost=lambda item: len(item[1])):
-            verdicts.update(part)  # each group stored as its check ended (kept)
+        def groups(item) -> list[list[int]]:  # each group with a job the cache does not hold
+            copy, indices = item
+            _add(self.stats.crate_candidates, Path(copy[0]).name, sum(i not in stored for i in indices))
+            return [g for g in self.groups(copy, indices, jobs) if not all(i in stored for i in g)]
+
+        def check_group(item, group: list[int], helping: bool) -> None:  # whole (its company as in any run), stored at once
+            with self.helper_copy(item[0]) if helping else contextlib.nullcontext(self.scratch(*item[0])) as scratch:
+                verdicts.update(self.kept(self._check_group_whole(scratch, [(i, jobs[i]) for i in group], jobs),
+                                          stored, jobs))
+        self._turns.share(todo, groups, check_group, self.workers, HELP_FROM_GROUPS)
         verdicts.update(stored)
         return self.answered(jobs, verdicts, same_as)
+
+    @contextlib.contextmanager
+    def helper_copy(self, copy: Copy):
+        """A copy of the crate of its own for a worker that helps with its groups: made (and its
+        dependencies built, its rustc command noted, as the first copy's) once, then lent again."""
+        spare = self._helpers.setdefault(copy, [])
+        if not spare:
+            twin = open_scratch(Path(copy[0]), self.cargo, self.rustc, self.sandbox, self.timeout_s, copy[1], self.direct)
+            twin.log = [] if self.keep_checks else None
+            self._run(twin, [], sentinel=True)
+            spare.append(twin)
+        scratch = spare.pop()
+        try:
+            yield scratch
+        finally:
+            spare.append(scratch)
 
     def plan_check(self, jobs: list[Job]) -> tuple[dict, dict, dict]:
         """What a check of `jobs` needs (oracles/cargo/jobs.py `check_plan`)."""
@@ -203,19 +216,6 @@ class CargoCrateOracle:
     def _check_group_whole(self, scratch: ScratchCrate, items: list[tuple[int, Job]], jobs: list[Job]) -> dict[int, Verdict]:
         later = {"clean": [], "shared": []}  # rechecks stay within the group
         return {**self._check_group(scratch, items, later), **self._check_later(scratch, jobs, later)}
-
-    def _check_copy(self, copy: Copy, indices: list[int], jobs: list[Job], stored: dict) -> dict[int, Verdict]:
-        """Each group with a job the cache does not hold, checked whole (its company as in a run
-        that checked it all) and stored at once."""
-        verdicts: dict[int, Verdict] = {}
-        _add(self.stats.crate_candidates, Path(copy[0]).name, sum(i not in stored for i in indices))
-        scratch = self.scratch(*copy)
-        for group in self.groups(copy, indices, jobs):
-            if all(i in stored for i in group):
-                continue
-            verdicts.update(self.kept(self._check_group_whole(scratch, [(i, jobs[i]) for i in group], jobs),
-                                      stored, jobs))
-        return verdicts
 
     def kept(self, found: dict[int, Verdict], stored: dict, jobs: list[Job]) -> dict[int, Verdict]:
         """A checked group's verdicts not yet `stored`, stored at once as its check ends (those compiled again counted)."""

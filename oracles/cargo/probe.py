@@ -8,6 +8,8 @@ every one that survives configuration and stops after macro expansion, before ty
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 
 PROBE = 'compile_error!("synth-probe-{}");'
@@ -35,3 +37,28 @@ def probes_seen(messages: list[dict]) -> set[int]:
         if m and raw.get("level") == "error":
             seen.add(int(m.group(1)))
     return seen
+
+
+def compiled_points(oracle, crate_dir: str, features: tuple[str, ...], points: list[tuple[str, int]], splice) -> set[int]:
+    """Which of `points` (file, byte offset of a body's start) a crate oracle's compiler sees in
+    the crate with these features: one probe check (two with a build script), kept in its cache;
+    `splice(point, text)` inserts text there."""
+    scratch = oracle.scratch(crate_dir, features)
+    if isinstance(scratch, str) or not points:
+        return set()
+
+    def probe() -> list[int] | None:  # None (a timeout) is not kept
+        seen: set[int] = set()
+        build = scratch.facts.get("build_path")  # its errors would stop cargo before the library
+        for part in ([n for n, p in enumerate(points) if p[0] == build], [n for n, p in enumerate(points) if p[0] != build]):
+            if part:
+                oracle.stats.probe_runs += 1
+                probes = [splice(points[n], PROBE.format(k)) for k, n in enumerate(part)]
+                run = oracle._run(scratch, probes, False)
+                if run.timed_out:
+                    return None
+                seen |= {part[k] for k in probes_seen(run.messages)}
+        return sorted(seen)
+    key = json.dumps([oracle.id, oracle.toolchain, oracle.flags, scratch.hash, features, points])
+    return set((oracle.cache.memo(f"probe:{hashlib.sha256(key.encode()).hexdigest()}", probe) if oracle.cache
+                else probe()) or [])

@@ -117,8 +117,14 @@ class ScratchCrate:
 
     def check(self, splices: list[Splice], sentinel: bool = False, cargo: bool = False) -> CargoRun:
         """Check the copy with `splices` applied (then undone): with rustc directly where it can
-        (after cargo's first run), else (or with `cargo`) with cargo."""
+        (after cargo's first run), else (or with `cargo`) with cargo. Each check starts from the
+        compiler's incremental state after the copy's first check, the crate as it is: rustc's
+        words can depend on that state (a query cycle reported as E0391 after some checks, E0121
+        after others), and a verdict must not depend on which checks a copy made before."""
+        if self.runs == 0 and (splices or not sentinel):
+            self.check([], sentinel=True)  # the first check is the crate as it is, whoever asks first
         self._restore()
+        self._from_start()
         sites = self._apply(splices, sentinel)
         if self.log is not None:
             self.log.append((list(splices), sentinel))
@@ -133,8 +139,22 @@ class ScratchCrate:
         else:
             run, messages, cut = self._cargo_check()
         self._restore()
+        if self.runs == 1 and self.incremental.is_dir():
+            shutil.copytree(self.incremental, self.dir / "incremental-start", copy_function=os.link, dirs_exist_ok=True)
         return CargoRun(messages, sites, run.returncode, run.timed_out, run.stderr, run.elapsed_s, run.isolation, direct,
                         cut)
+
+    @property
+    def incremental(self) -> Path:
+        return self.dir / "target" / "debug" / "incremental"
+
+    def _from_start(self) -> None:
+        """The incremental state the first check left (its files are never written again: rustc
+        makes a new session folder each time, from links to the last one's)."""
+        start = self.dir / "incremental-start"
+        if start.is_dir():
+            shutil.rmtree(self.incremental, ignore_errors=True)
+            shutil.copytree(start, self.incremental, copy_function=os.link)
 
     def _cargo_check(self):
         env = {"CARGO_HOME": str(self.dir / "home"), "RUSTC": self.rustc, "CARGO_TARGET_DIR": str(self.dir / "target"),
@@ -158,6 +178,7 @@ class ScratchCrate:
         total = 0.0
         for splices, sentinel in self.log:
             self._restore()
+            self._from_start()
             self._apply(splices, sentinel)
             total += bare_seconds(self.command)
         self._restore()

@@ -30,6 +30,7 @@ from pathlib import Path
 from . import run_folders
 from .environ import safe_environ
 from .starved import until_fed
+from ..errors import SandboxStarved
 
 NOBODY = 65534
 ISOLATIONS = ("bwrap", "unshare", "none")
@@ -44,9 +45,7 @@ class Limits:
     timeout_s: float = 60.0
     memory_bytes: int | None = 4 * 1024**3  # address space (RLIMIT_AS)
     file_bytes: int = 512 * 1024**2  # largest file the process may write (RLIMIT_FSIZE)
-    # RLIMIT_NPROC; only binding for an unprivileged user, and counted over all of that user's
-    # sandboxes at once (processes and threads): room for many concurrent compilers
-    max_processes: int = 1024
+    max_processes: int = 1024  # RLIMIT_NPROC: an unprivileged user's tasks, over all its sandboxes at once
     isolate_network: bool = True
     untrusted: bool = False  # run as an unprivileged user (candidate code, not the compiler)
     kill_orphans: bool = False  # a process whose parent ended is killed at once (see reaper.py)
@@ -208,8 +207,11 @@ class Sandbox:
         cache; under bwrap the unprivileged user must be allowed to write them). A run the machine
         could not start is run again, or ends in `SandboxStarved` (see starved.py)."""
         limits = limits or self.limits
-        return until_fed(lambda: self._run_once(argv, cwd, stdin, limits, env, writable), limits.untrusted,
-                         os.path.basename(argv[0]))
+        result, starved = until_fed(lambda: self._run_once(argv, cwd, stdin, limits, env, writable), limits.untrusted,
+                                    os.path.basename(argv[0]))
+        if starved:
+            raise SandboxStarved(starved)
+        return result
 
     def _run_once(self, argv: list[str], cwd: Path, stdin: str | None, limits: Limits,
                   env: dict[str, str] | None, writable: list[Path]) -> SandboxResult:

@@ -12,16 +12,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ..errors import SynthError
-
 EAGAIN_TEXT = "Resource temporarily unavailable"  # strerror(EAGAIN), in setpriv's and rustc's words
 # Waits before each retry: about a minute in all, longer than a candidate's test timeout, so a
 # neighbour's fork bomb is killed before we give up.
 STARVED_WAITS_S = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
-
-
-class SandboxStarved(SynthError, RuntimeError):
-    """The machine could not start the processes or threads a check needed, however long we waited."""
 
 
 def starvation(returncode: int | None, stderr: str, untrusted: bool) -> str | None:
@@ -39,17 +33,18 @@ def starvation(returncode: int | None, stderr: str, untrusted: bool) -> str | No
     return None
 
 
-def until_fed(run_once: Callable[[], object], untrusted: bool, what: str):
-    """`run_once()` (a SandboxResult), tried again while the machine is starved."""
+def until_fed(run_once: Callable[[], object], untrusted: bool, what: str) -> tuple[object, str | None]:
+    """`run_once()` (a SandboxResult), tried again while the machine is starved; the last result,
+    and a sentence saying why it is still no answer (None: it is one)."""
     waits = iter(STARVED_WAITS_S)
     while True:
         result = run_once()
         cause = starvation(result.returncode, result.stderr, untrusted)
         if cause is None:
-            return result
+            return result, None
         wait = next(waits, None)
         if wait is None:
-            raise SandboxStarved(
-                f"{what} could not start for {sum(STARVED_WAITS_S):.0f} s ({cause}): the sandbox's user is out of "
-                f"processes or threads (RLIMIT_NPROC), e.g. beside other runs; nothing was recorded, run it again")
+            return result, (f"{what} could not start for {sum(STARVED_WAITS_S):.0f} s ({cause}): the sandbox's user is "
+                            f"out of processes or threads (RLIMIT_NPROC), e.g. beside other runs; nothing was recorded, "
+                            f"run it again")
         time.sleep(wait)

@@ -19,7 +19,8 @@ from oracles.errors import SynthError
 from synth.extract.model import Declaration
 from synth.settings.fit import Fit
 from synth.lanes.fingerprint import lane_fingerprint
-from synth.rows.store import ItemStore, StoreLost, fingerprint
+from synth.rows.keys import fingerprint
+from synth.rows.store import ItemStore, StoreLost
 from synth.rows.rejection import Rejection
 from synth.rows.held import HeldRow
 from synth.rows.row import Row

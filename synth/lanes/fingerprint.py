@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 
 from synth.prompting.templates import PROMPTS
-from synth.rows.store import fingerprint
+from synth.rows.keys import fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ("synth", "oracles", "training")  # the packages whose modules are followed

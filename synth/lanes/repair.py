@@ -16,7 +16,7 @@ from synth.mutate.settings import RepairSettings
 from synth.mutate.repair import (LANGS, OPERATOR_CAPS, OperatorStats, balance_rejections, eligible_declarations,
                                   make_mutants, mix, repair_rows)
 from synth.rows.row import Row
-from synth.rows.store import fingerprint
+from synth.rows.keys import fingerprint
 
 from .base import Lane, by_declaration
 from .estimate import FIRST_RUN_S, plan_row

@@ -27,7 +27,7 @@ from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompting.templates import system_prompt
 from synth.rows.row import Provenance, Row, make_row
 from synth.rows.rejection import Rejection
-from synth.rows.store import fingerprint
+from synth.rows.keys import fingerprint
 
 from .base import Lane
 from .estimate import plan_row

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from synth.prompting.templates import template
 from synth.rows.rejection import Rejection
-from synth.rows.store import fingerprint
+from synth.rows.keys import fingerprint
 from synth.tools.settings import ToolcallsSettings
 from synth.tools.servers import configured_sets, name_clashes, save_sets
 from synth.tools.calls import ToolRun, build_rows, hard_negative_share, verify_calls

@@ -9,14 +9,16 @@ import threading
 import time
 from pathlib import Path
 
+import diskcache
 
-from oracles.cache import lasting
+
 from synth.llm.cost.ledger import _alive
 
 
 class ResponseCache:
     def __init__(self, directory: str | Path):
-        self.cache = lasting(directory)
+        # every entry kept: diskcache culls past 1 GiB by default (see oracles/cache.py `lasting`)
+        self.cache = diskcache.Cache(str(directory), eviction_policy="none")
 
     def get(self, key: str) -> dict | None:
         return self.cache.get(("response", key))

@@ -9,23 +9,18 @@ An answer is kept as its zstd-compressed JSON: a repair item's rows repeat their
 dict) is still read."""
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
+
+import diskcache
 
 import orjson
 import zstandard
 
-from oracles.cache import lasting
 from oracles.errors import SynthError
 
 PACKED = b"zstd-json:"  # what starts a compressed answer
 _compress = zstandard.ZstdCompressor(level=3).compress
 _decompress = zstandard.ZstdDecompressor().decompress
-
-
-def fingerprint(*parts) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
 class StoreLost(SynthError, RuntimeError):
@@ -35,7 +30,8 @@ class StoreLost(SynthError, RuntimeError):
 class ItemStore:
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
-        self.cache = lasting(directory)
+        # every entry kept: diskcache culls past 1 GiB by default (see oracles/cache.py `lasting`)
+        self.cache = diskcache.Cache(str(directory), eviction_policy="none")
 
     def get(self, lane: str, lane_fingerprint: str, item: str) -> dict | None:
         value = self.cache.get((lane, lane_fingerprint, item))

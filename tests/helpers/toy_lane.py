@@ -9,7 +9,7 @@ from synth.lanes.base import Lane, LaneSettings, by_declaration
 from synth.lanes.estimate import plan_row
 from synth.rows.rejection import Rejection
 from synth.rows.row import Provenance, make_row
-from synth.rows.store import fingerprint
+from synth.rows.keys import fingerprint
 
 
 class EchoSettings(LaneSettings):

@@ -228,6 +228,26 @@ def test_a_check_compiles_each_candidate_once(workspace, tmp_path):
         oracle.close()
 
 
+def test_idle_workers_help_with_a_crates_checks_and_change_no_verdict(workspace, monkeypatch):
+    """A crate's groups shared between two workers, the helper in a copy of its own: the verdicts
+    of one worker alone, to the diagnostic."""
+    import oracles.cargo.crate as crate_module
+    jobs = _mutants(workspace / "geo", 400)
+    alone = CargoCrateOracle(OracleSettings(jobs=1), cache=None)
+    monkeypatch.setattr(crate_module, "HELP_FROM_GROUPS", 1)  # this small crate's few groups are shared too
+    helped = CargoCrateOracle(OracleSettings(jobs=2), cache=None)
+    try:
+        one, two = alone.check(jobs), helped.check(jobs)
+        helpers = [c for c in helped.copies(helpers=True) if c not in helped.copies()]
+        assert len(helpers) == 1 and helpers[0].runs > 1, "no worker helped"
+        assert alone.copies(helpers=True) == alone.copies()
+    finally:
+        alone.close()
+        helped.close()
+    assert [(v.passed, v.diagnostics) for v in one] == [(v.passed, v.diagnostics) for v in two]
+    assert sum(not v.passed for v in one) > len(jobs) // 2
+
+
 TERMCOLOR = Path("/usr/share/cargo/registry/termcolor-1.1.2")
 
 

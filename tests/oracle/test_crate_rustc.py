@@ -171,3 +171,34 @@ def test_the_copy_with_most_to_check_starts_first(built):
     finally:
         oracle.close()
     assert sandbox.packages[0] != "built" and sandbox.packages[-1] == "built", sandbox.packages
+
+
+def test_every_check_starts_from_the_incremental_state_of_the_crate_as_it_is():
+    """rustc's words can depend on the incremental state a check starts from (a query cycle read
+    as E0391 after some histories, E0121 and E0283 after others: one verdict of rand differed
+    between two schedules). So each check starts from the state the copy's first check left, and
+    a copy asked first for anything else checks the crate as it is first."""
+    stats = EXAMPLE_CRATE / "src" / "stats.rs"
+    text = stats.read_text()
+    start = text.index("pub fn mean(")
+    end = text.index("\n}\n", start) + 2
+    broken = Splice(str(EXAMPLE_CRATE), "src/stats.rs", len(text[:start].encode()), len(text[:end].encode()),
+                    text[start:end].replace("{\n", "{\n    let _x: u8 = 1;\n", 1))
+    oracle = CargoCrateOracle(cache=None)
+    try:
+        seen = []  # the sessions in the incremental folder each time a compiler starts
+        copy = oracle.scratch(str(EXAMPLE_CRATE))
+        run = copy.sandbox.run
+
+        def watched(*args, **kwargs):
+            seen.append(sorted(p.name for p in copy.incremental.glob("*/s-*") if p.is_dir()))
+            return run(*args, **kwargs)
+        copy.sandbox.run = watched
+        oracle.check_solo(broken)  # asked first for a splice: the crate as it is is checked before it
+        assert copy.runs == 2 and (copy.dir / "incremental-start").is_dir()
+        oracle.check_solo(broken)
+        oracle.check_solo(broken)
+        start_state = sorted(p.name for p in (copy.dir / "incremental-start").glob("*/s-*") if p.is_dir())
+        assert start_state and seen[-1] == seen[-2] == start_state, (seen, start_state)
+    finally:
+        oracle.close()

@@ -11,7 +11,8 @@ import pytest
 from oracles.cache import VerdictCache
 from oracles.isolation import starved as starved_module
 from oracles.isolation.sandbox import Limits, bwrap_available, resolve_isolation
-from oracles.isolation.starved import SandboxStarved, starvation
+from oracles.errors import SandboxStarved
+from oracles.isolation.starved import starvation
 from oracles.rustc.oracle import RustOracle
 from oracles.settings import OracleSettings
 from oracles.verdict import Candidate, Diagnostic, Verdict
