@@ -8,7 +8,6 @@ from pathlib import Path
 
 import diskcache
 
-
 from .isolation.starved import EAGAIN_TEXT
 from .verdict import EXIT_ONLY, Candidate, Verdict
 

@@ -224,26 +224,34 @@ def run_lane(lane: Lane, ctx: RunContext, settings, decls: list[Declaration]) ->
 
 def answers(lane: Lane, ctx: RunContext, settings, part: list, oracle, out: LaneOutput) -> dict:
     """`lane.process` of a part. A part that fails is done again unit by unit (a crate, in the
-    repair lane): a unit that fails again is left undone and named in `ctx.attention` (the run
-    exits 1), the night goes on, and the next run tries it again. An error synth raises on purpose
-    says what the user must do, and stops the run."""
+    repair lane): a unit that fails is left undone and named in `ctx.attention` (the run exits 1),
+    the night goes on, and the next run tries it again. A part of one unit is not done twice. An
+    error synth raises on purpose says what the user must do, and stops the run."""
     try:
         return lane.process(ctx, settings, part, oracle, out)
     except (SynthError, MemoryError):
         raise
-    except Exception:  # a defect, or a machine's hiccup: found below, unit by unit
-        pass
+    except Exception as exc:  # a defect, or a machine's hiccup: found below, unit by unit
+        units = lane.units(part)
+        if len(units) == 1:  # nothing smaller to try
+            _left_undone(ctx, lane, next(iter(units)), exc)
+            return {}
     done = {}
-    for name, unit in lane.units(part).items():
+    for name, unit in units.items():
         try:
             done.update(lane.process(ctx, settings, unit, oracle, out))
         except (SynthError, MemoryError):
             raise
         except Exception as exc:
-            where = traceback.extract_tb(exc.__traceback__)[-1]
-            ctx.attention.append(f"{lane.name}: {name} failed ({type(exc).__name__}: {str(exc)[:300]}, at "
-                                 f"{Path(where.filename).name}:{where.lineno}); left undone, the next run tries it again")
+            _left_undone(ctx, lane, name, exc)
     return done
+
+
+def _left_undone(ctx: RunContext, lane: Lane, name: str, exc: Exception) -> None:
+    """A unit that failed, under "needs attention": its error and where it was raised."""
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    ctx.attention.append(f"{lane.name}: {name} failed ({type(exc).__name__}: {str(exc)[:300]}, at "
+                         f"{Path(where.filename).name}:{where.lineno}); left undone, the next run tries it again")
 
 
 # -- keys ----------------------------------------------------------------------------------------

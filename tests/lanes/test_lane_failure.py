@@ -47,3 +47,21 @@ def test_a_crate_the_repair_lane_fails_on_is_left_undone_and_the_run_goes_on(tmp
     assert lane_again["processed"] == lane["undone"] and lane_again["reused"] == lane["processed"] - lane["undone"]
     assert {c for c, figures in lane_again["mix"]["by_crate"].items() if figures["rows"]} == {"adler-1.0.2", BAD}
     capsys.readouterr()
+
+
+def test_a_part_of_one_crate_that_fails_is_not_done_twice(tmp_path, monkeypatch, capsys):
+    config = tmp_path / "synth.toml"
+    config.write_text(f'[run]\nout = "run"\ncache_dir = "cache"\nseed = 0\n\n[[sources]]\npath = "{CRATES[1]}"\n'
+                      'lang = "rust"\n\n[lanes.repair]\nenabled = true\nin_crate = "fallback"\n')
+    calls = []
+
+    def build_rows(killed, *args, **kwargs):
+        calls.append(len(killed))
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(repair, "build_rows", build_rows)
+    code, summary = _run(config)
+    assert code == 1 and len(calls) == 1, calls
+    assert [n for n in summary["attention"] if BAD in n and "IndexError" in n], summary["attention"]
+    assert summary["stages"]["repair"]["undone"] == summary["stages"]["repair"]["processed"] > 0
+    capsys.readouterr()
