@@ -8,6 +8,8 @@ A thin driver over the commands a user runs (examples/loop/: the config and the 
     synth eval --model BASE [--shots 1 --family repair]     the base model (and shown one worked example)
     synth train sft --profile examples/loop/profile.toml    LoRA SFT on the snapshot
     synth eval --model SFT --baseline base.json
+    synth eval --model SFT --after best_free --family repair
+                                                            the compiler's help first, the model on what it leaves
     synth selfrepair --answers base=... --answers sft=...  the two models' rejected codegen answers as tasks
     synth eval --tasks RUN/tasks/selfrepair.jsonl --turns 1 (base, SFT, GRPO): repairing real mistakes
     synth train grpo --model SFT                            GRPO, the compiler as reward
@@ -28,6 +30,7 @@ from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, turn_gain, w
 
 RATES = ("compile_rate", "pass_at_1")
 COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words", "best_free")
+FIRST = "best_free"  # what a user runs first for free: the model is also measured repairing what it leaves
 # the operators of the loop before issue "Repair beyond the compiler": their tasks' figure, for continuity
 OLD_OPERATORS = ("unresolved_name", "return_type_mismatch", "argument_count", "use_after_move", "immutable_binding",
                  "conflicting_borrow", "missing_method", "missing_field", "dropped_try", "missing_trait_method",
@@ -71,6 +74,9 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
             raise RuntimeError("synth train sft failed (see its output above)")
         name = "sft" if number == rounds else f"sft_round{number}"
         evals[name] = loop.eval(f"eval_{name}", name, "--model", sft_model, baseline="base")
+        if number == rounds:
+            evals["sft_after_free"] = loop.eval("eval_after_free", "sft_after_free", "--model", sft_model,
+                                                "--after", FIRST, "--family", "repair")
         if number == 1:  # the held-out mistakes of the base and round-1 models: every round is measured on them
             selfrepair = selfrepair_tasks(loop, ("base", name))
         if selfrepair is not None:
@@ -89,6 +95,8 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
     if grpo_ok:
         evals["grpo"] = loop.eval("eval_grpo", "grpo", "--model", sft_model, "--adapter", run / "grpo" / "adapter",
                                   baseline="sft")
+        evals["grpo_after_free"] = loop.eval("eval_after_free", "grpo_after_free", "--model", sft_model, "--adapter",
+                                             run / "grpo" / "adapter", "--after", FIRST, "--family", "repair")
         if selfrepair is not None:
             evals["selfrepair_grpo"] = loop.eval("eval_selfrepair_grpo", "selfrepair_grpo", "--model", sft_model,
                                                  "--adapter", run / "grpo" / "adapter", "--turns", "1",
@@ -174,6 +182,7 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
             out["where_rustc_fails"] = where_fails(evals["rustc"], evals["sft"], family)
             models = {"base": evals["base"], "sft": evals["sft"], "grpo": grpo, "best_free": evals["best_free"]}
             out["beyond_compiler"] = beyond_compiler(models, family)
+            out["after_compiler"] = after_compiler(evals, family, seed)
             out["by_operator"] = by_operator(models, family)
             out["by_compiler_solvable"] = by_compiler_solvable(models, family)
             out["old_operators"] = rates_on(models, family, lambda t, p: p.get("operator") in OLD_OPERATORS)
@@ -222,6 +231,21 @@ def beyond_compiler(models: dict, family: str) -> dict:
     fixed = {t for t, p in models["best_free"]["per_task"].items() if p["solved"]}
     out = rates_on({k: v for k, v in models.items() if k != "best_free"}, family, lambda t, p: t not in fixed)
     return {"tasks": out.pop("tasks"), **out}
+
+
+def after_compiler(evals: dict, family: str, seed: int) -> dict:
+    """The repairer a user would run: the compiler's help first, the model on what it leaves (its
+    partial fix with the errors left, or the task where it changed nothing); against the help alone,
+    paired, and on the tasks the help fails (the model's own share)."""
+    sft = evals["sft_after_free"]
+    grpo = evals.get("grpo_after_free") or sft
+    named = {"base": evals["base"], "sft": sft, "grpo": grpo, "best_free": evals[FIRST]}
+    beyond = beyond_compiler(named, family)
+    beyond.pop("base")
+    return {"first": FIRST, "best_free": _rate(evals[FIRST], family), "sft": _rate(sft, family),
+            "grpo": _rate(grpo, family), "sft_vs_best_free": paired(evals[FIRST], sft, family, seed),
+            "grpo_vs_best_free": paired(evals[FIRST], grpo, family, seed), "beyond_compiler": beyond,
+            "turns": {"sft": sft["families"][family].get("turns"), "grpo": grpo["families"][family].get("turns")}}
 
 
 def by_operator(models: dict, family: str) -> dict:

@@ -5,7 +5,10 @@ Who answers: a local model (greedy, one deterministic answer per task, or `sampl
 answers per task; prompts batched, a completion stops once its first fenced block closes), a
 baseline that needs no model (synth/tasks/baselines/: the broken code unchanged, rustc's fixes, the
 rules on rustc's words, `best_free`: the better of those two per task), or answers made elsewhere
-(a JSONL file of `{"id", "answer"}` lines; tasks with none are left out, in `not_applicable`).
+(a JSONL file of `{"id", "answer"}` lines; tasks with none are left out, in `not_applicable`), or a
+model after a baseline (`after`: the baseline's answer stands where it counts; elsewhere the model
+repairs what the baseline left, as a compile-feedback turn: what a user who runs the compiler's
+fixes first and then the model gets).
 Every answer is kept beside the result (`NAME.answers.jsonl`, one `{"id", "answer", ...}` a line,
 which `--answers` reads back).
 With `shots`, each prompt is preceded by worked examples of its family (a task and its reference
@@ -100,15 +103,64 @@ def file_answers(path: str | Path):
     return answer
 
 
-def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], name: str) -> dict:
+def after_baseline(baseline, answer, judge: Judge):
+    """First answers that start from a baseline's (`baseline_answers`): where its answer counts, it
+    is the answer; where it changed the code and rustc rejects the change, the model gets that code
+    back with its errors (`feedback_task`); elsewhere (nothing changed, nothing applies, or it
+    compiles but does not count) the model answers the task itself. The baseline then gets the
+    model's repair answers in turn (`polish`). Returns the answers and, per task id the baseline
+    had a hand in, "baseline" (its answer alone) or "after model"."""
+    def start(tasks: list[Task]) -> tuple[list[list[str] | None], dict[str, str]]:
+        given = baseline(tasks)
+        tried = [i for i, g in enumerate(given) if g is not None]
+        outcomes = dict(zip(tried, judge.judge([tasks[i] for i in tried], [given[i][0] for i in tried])))
+        asks: list[tuple[int, Task]] = []
+        for i, task in enumerate(tasks):
+            outcome = outcomes.get(i)
+            if outcome is not None and outcome.solved:
+                continue
+            code = answer_code(given[i][0]) if outcome is not None else ""
+            changed = code.strip() and code.strip() != (task.broken or "").strip()
+            asks.append((i, feedback_task(task, code, outcome.verdict) if changed and sent_back(code, outcome.verdict)
+                         else task))
+        replies = answer([t for _, t in asks]) if asks else []
+        replies, polished = polish(baseline, judge, [tasks[i] for i, _ in asks], replies)
+        out = list(given)
+        for (i, _), reply in zip(asks, replies):
+            out[i] = reply
+        return out, {**{tasks[i].id: "baseline" for i, o in outcomes.items() if o.solved},
+                     **{tasks[asks[n][0]].id: "after model" for n in polished}}
+    return start
+
+
+def polish(baseline, judge: Judge, tasks: list[Task], replies: list[list[str]]) -> tuple[list[list[str]], set[int]]:
+    """Each repair answer with the baseline's fixes applied to it, where that makes it count (the
+    compiler's help after the model, as `cargo fix` after an edit); and which tasks gained one."""
+    spots = [(n, s) for n, r in enumerate(replies) for s, c in enumerate(r)
+             if tasks[n].family == "repair" and answer_code(c).strip()]
+    again = [tasks[n].model_copy(update={"broken": answer_code(replies[n][s])}) for n, s in spots]
+    fixed = baseline(again) if again else []
+    changed = [(spot, f[0]) for spot, f, t in zip(spots, fixed, again)
+               if f is not None and answer_code(f[0]).strip() != t.broken.strip()]
+    outcomes = judge.judge([tasks[n] for (n, _), _ in changed], [f for _, f in changed]) if changed else []
+    out, gained = [list(r) for r in replies], set()
+    for ((n, s), f), outcome in zip(changed, outcomes):
+        if outcome.solved:
+            out[n][s] = f
+            gained.add(n)
+    return out, gained
+
+
+def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], name: str, start=None) -> dict:
     """Every task's answers (`answer(tasks)`: completions per task, None where it does not apply)
     judged in one batched call; results per task, per family and overall. With `turns` > 1, each
     answer the compiler rejects goes back with its errors (synth/tasks/feedback.py) for another
     answer, up to `turns` answers in all; the results are the first turn's, and `solved_by_turn`
-    (per task) and `turns` (per family) say what the later turns added."""
+    (per task) and `turns` (per family) say what the later turns added. With `start`
+    (`after_baseline`), the first answers are its; later turns are the model's."""
     if settings.decoding == "sample" and settings.samples < settings.k:
         raise InputError(f"eval.samples ({settings.samples}) must be at least eval.k ({settings.k})")
-    completions = answer(tasks)
+    completions, helped = start(tasks) if start else (answer(tasks), {})
     answered = [(t, c) for t, c in zip(tasks, completions) if c is not None]
     flat_tasks = [t for t, cs in answered for _ in cs]
     outcomes = judge.judge(flat_tasks, [c for _, cs in answered for c in cs])
@@ -122,7 +174,9 @@ def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], na
         start += len(mine)
         kept.setdefault(task.family, []).extend((task.id, c) for c in mine[:1])
         every += [{"id": task.id, "sample": n, "answer": c, "solved": o.solved, "passed": o.passed,
-                   "refused": o.refused, "first_error": o.first_error} for n, (c, o) in enumerate(zip(mine, got))]
+                   "refused": o.refused, "first_error": o.first_error,
+                   **({"helped": helped[task.id]} if task.id in helped else {})}
+                  for n, (c, o) in enumerate(zip(mine, got))]
     every += later
     families = {family: family_result([p for p in per_task.values() if p["family"] == family], settings.k)
                 for family in FAMILIES if any(p["family"] == family for p in per_task.values())}
@@ -131,6 +185,7 @@ def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], na
     return {"model": name, "tasks": len(per_task), "not_applicable": len(tasks) - len(answered),
             "summary": family_result(list(per_task.values()), settings.k), "families": families,
             "per_task": per_task, "settings": settings.model_dump(), "answers": every,
+            **({"helped": dict(Counter(helped.values()))} if start else {}),
             "oracle": {"check_calls": judge.calls, "completions_checked": judge.checked}}
 
 
@@ -217,12 +272,14 @@ def gates(baseline: dict, result: dict, settings: EvalSettings, seed: int = 0) -
 
 def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None, oracle_settings, out: str | Path,
              baseline: dict | None = None, seed: int = 0, tasks_path: str | None = None,
-             answers: str | None = None, family: str | None = None) -> dict:
-    """Evaluate a model (or, with `answers`, a baseline that needs none) on the tasks (of one
-    family) and write the JSON. The oracles are built for the tasks' languages (and a crate oracle
+             answers: str | None = None, family: str | None = None, after: str | None = None) -> dict:
+    """Evaluate a model (or, with `answers`, a baseline that needs none; with `after`, a model that
+    repairs what that baseline leaves) on the tasks (of one family) and write the JSON. The oracles are built for the tasks' languages (and a crate oracle
     when some answers go into a copy of their crate)."""
     tasks_path = tasks_path or settings.tasks
     tasks = [t for t in load_tasks(tasks_path) if family is None or t.family == family]
+    if answers and after:
+        raise InputError("--answers and --after: a baseline alone, or a model after one, not both")
     if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
         settings = settings.model_copy(update={"turns": 1})
     with opened_oracles({t.lang for t in tasks}, any(t.in_crate for t in tasks), oracle_settings) as (oracles, crate):
@@ -238,7 +295,11 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
             sampler = LocalSampler(model_dir, adapter=adapter, max_new_tokens=settings.max_new_tokens,
                                    temperature=settings.temperature, top_p=settings.top_p, seed=seed,
                                    dtype=settings.dtype)
-            result = evaluate(settings, model_answers(settings, sampler), judge, tasks, sampler.name)
+            model = model_answers(settings, sampler)
+            start = after_baseline(baseline_answers(after, judge), model, judge) if after else None
+            result = evaluate(settings, model, judge, tasks, sampler.name + (f" after {after}" if after else ""), start)
+            if after:
+                result["after"] = after
     result.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=fingerprint([Path(tasks_path)]))
     if baseline is not None:
         result["gate"] = gates(baseline, result, settings, seed)

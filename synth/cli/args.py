@@ -187,6 +187,9 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                                "machine-applicable fixes; rustc_all: every suggestion without placeholders; "
                                "compiler_words: rules on its diagnostics; best_free: the better of those two; "
                                "reference: the tasks' own answers), or a JSONL file of {\"id\", \"answer\"} lines")
+    evaluate.add_argument("--after", metavar="BASELINE", help="the model with this baseline (e.g. best_free) around it: "
+                          "its answer stands where it counts, elsewhere the model gets its code and errors, and it "
+                          "mends the model's answer in turn")
     evaluate.add_argument("--out", required=True, help="where to write the evaluation JSON")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(command="eval")

@@ -89,3 +89,44 @@ def test_answers_made_elsewhere_get_one_turn(tmp_path):
                       tasks_path=str(tmp_path / "tasks.jsonl"), answers="reference")
     assert result["settings"]["turns"] == 1 and "turns" not in result["families"]["codegen"]
     assert result["families"]["codegen"]["compile_rate"] == 1.0
+
+
+def test_a_model_after_the_compilers_help_repairs_what_it_leaves(tmp_path, rust_oracle):
+    """`synth eval --after best_free`: the compiler's fix stands where it counts and the model is not
+    asked; where it fixed one error of two, the model gets the fixed code with the error left; where
+    it changed nothing, the model gets the task itself; and the compiler's help mends the model's
+    answer in turn (real rustc, a scripted model)."""
+    from training.evaluate import after_baseline, baseline_answers
+
+    def repair_task(name: str, original: str, broken: str) -> Task:
+        return Task(id=name, lang="rust", family="repair", prompt=f"fix {name}", must_define=["fn both"],
+                    reference=original, broken=broken, signature=original.split(" {")[0], kind="fn",
+                    before=CONTEXT + "\n", after="\n")
+    original = "pub fn both(s: &str) -> usize {\n    let total = len_of(s);\n    total\n}"
+    tasks = [repair_task("named", original, original.replace("    total\n}", "    totals\n}")),
+             repair_task("two", original, original.replace("len_of(s)", "len_of()").replace("    total\n}", "    totals\n}")),
+             repair_task("count", original, original.replace("len_of(s)", "len_of()"))]
+    judge = Judge({"rust": rust_oracle})
+    asked = []
+
+    def model(batch, k=None):  # right on "two"; on "count", right but for a name rustc's help mends
+        asked.extend(batch)
+        return [[f"```rust\n{original if t.id == 'two' else original.replace('    total', '    totals')}\n```"]
+                for t in batch]
+    start = after_baseline(baseline_answers("best_free", judge), model, judge)
+    result = evaluate(EvalSettings(decoding="greedy", k=1, samples=1), model, judge, tasks, "m after", start)
+    assert [t.id for t in asked] == ["two", "count"]  # the name alone is the compiler's: no model call
+    two, count = asked
+    assert "The compiler says:" in two.prompt and "let total = len_of();" in two.prompt and "totals" not in two.prompt
+    assert "error[E0061]" in two.prompt and "E0425" not in two.prompt  # the error the compiler's fix left
+    assert count.prompt == tasks[2].prompt  # it changed nothing: the task as it is
+    assert result["helped"] == {"baseline": 1, "after model": 1} and result["families"]["repair"]["compile_rate"] == 1.0
+    assert {a["id"]: a.get("helped") for a in result["answers"]} == {"named": "baseline", "two": None,
+                                                                      "count": "after model"}
+    from benchmarks.loop_bench import after_compiler  # what the loop reports of it
+    settings = EvalSettings(decoding="greedy", k=1, samples=1)
+    free = evaluate(settings, baseline_answers("best_free", judge), judge, tasks, "best_free")
+    figures = after_compiler({"base": free, "best_free": free, "sft_after_free": result}, "repair", seed=0)
+    assert figures["best_free"] == round(1 / 3, 4) and figures["sft"] == 1.0
+    assert figures["sft_vs_best_free"]["compile_rate"]["delta"] == pytest.approx(2 / 3, abs=1e-4)
+    assert figures["beyond_compiler"] == {"tasks": 2, "sft": 1.0, "grpo": 1.0}
