@@ -274,8 +274,9 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
              baseline: dict | None = None, seed: int = 0, tasks_path: str | None = None,
              answers: str | None = None, family: str | None = None, after: str | None = None) -> dict:
     """Evaluate a model (or, with `answers`, a baseline that needs none; with `after`, a model that
-    repairs what that baseline leaves) on the tasks (of one family) and write the JSON. The oracles are built for the tasks' languages (and a crate oracle
-    when some answers go into a copy of their crate)."""
+    repairs what that baseline leaves) on the tasks (of one family) and write the JSON. The oracles
+    are built for the tasks' languages (and a crate oracle when some answers go into a copy of
+    their crate)."""
     tasks_path = tasks_path or settings.tasks
     tasks = [t for t in load_tasks(tasks_path) if family is None or t.family == family]
     if answers and after:
