@@ -5,7 +5,9 @@ A thin driver over the commands a user runs (examples/loop/: the config and the 
                                                             held-out and RL tasks of both families
     synth eval --answers unchanged|rustc|rustc_all|compiler_words|best_free --family repair
                                                             baselines needing no model (the compiler's help)
-    synth eval --model BASE [--shots 1 --family repair]     the base model (and shown one worked example)
+    synth eval --model BASE [--shots 1 --family repair --turns 1]
+                                                            the base model (and shown one worked example:
+                                                            a first-answer baseline, no second turn)
     synth train sft --profile examples/loop/profile.toml    LoRA SFT on the snapshot
     synth eval --model SFT --baseline base.json
     synth eval --model SFT --after best_free --family repair
@@ -60,7 +62,7 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
     for kind in COMPILER_BASELINES:
         evals[kind] = loop.eval("baselines", kind, "--answers", kind, "--family", "repair")
     evals["one_shot_base"] = loop.eval("eval_one_shot", "one_shot_base", "--model", base, "--shots", "1",
-                                       "--family", "repair")
+                                       "--family", "repair", "--turns", "1")  # only its first answers are compared
     sft_model = str(run / "sft" / "merged")
     history, selfrepair = [], None
     for number in range(1, rounds + 1):

@@ -27,7 +27,7 @@ from oracles.errors import InputError
 from oracles.factory import opened_oracles
 from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
 from synth.tasks.completion import answer_code, code_is_final
-from synth.tasks.feedback import feedback_task, sent_back
+from synth.tasks.feedback import feedback_task, worth_a_turn
 from synth.rows.jsonl import write_json, write_jsonl
 from synth.tasks.judge import Judge, Outcome
 from synth.tasks.passk import compare_results, pass_at_k
@@ -121,8 +121,8 @@ def after_baseline(baseline, answer, judge: Judge):
                 continue
             code = answer_code(given[i][0]) if outcome is not None else ""
             changed = code.strip() and code.strip() != (task.broken or "").strip()
-            asks.append((i, feedback_task(task, code, outcome.verdict) if changed and sent_back(code, outcome.verdict)
-                         else task))
+            sent = changed and worth_a_turn(task, code, outcome.verdict)
+            asks.append((i, feedback_task(task, code, outcome.verdict) if sent else task))
         replies = answer([t for _, t in asks]) if asks else []
         replies, polished = polish(baseline, judge, [tasks[i] for i, _ in asks], replies)
         out = list(given)
@@ -154,7 +154,7 @@ def polish(baseline, judge: Judge, tasks: list[Task], replies: list[list[str]]) 
 def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], name: str, start=None) -> dict:
     """Every task's answers (`answer(tasks)`: completions per task, None where it does not apply)
     judged in one batched call; results per task, per family and overall. With `turns` > 1, each
-    answer the compiler rejects goes back with its errors (synth/tasks/feedback.py) for another
+    attempt the compiler rejects goes back with its errors (synth/tasks/feedback.py) for another
     answer, up to `turns` answers in all; the results are the first turn's, and `solved_by_turn`
     (per task) and `turns` (per family) say what the later turns added. With `start`
     (`after_baseline`), the first answers are its; later turns are the model's."""
@@ -191,7 +191,7 @@ def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], na
 
 def turns_of(turns: int, answer, judge: Judge, tasks: list[Task], completions: list[str], outcomes: list[Outcome]):
     """Per turn, which answers count by then (one flag per sample), and the later turns' answers
-    as `NAME.answers.jsonl` keeps them. Each turn, the answers the compiler rejected go back with
+    as `NAME.answers.jsonl` keeps them. Each turn, the attempts the compiler rejected go back with
     its errors as one new answer each, judged in one batched call like the first ones."""
     codes = [answer_code(c) for c in completions]
     current, by_turn, kept = list(outcomes), [[o.solved for o in outcomes]], []
@@ -200,7 +200,7 @@ def turns_of(turns: int, answer, judge: Judge, tasks: list[Task], completions: l
         numbers.append(seen[task.id])
         seen[task.id] += 1
     for turn in range(2, turns + 1):
-        again = [i for i, o in enumerate(current) if not o.solved and sent_back(codes[i], o.verdict)]
+        again = [i for i, o in enumerate(current) if not o.solved and worth_a_turn(tasks[i], codes[i], o.verdict)]
         if again:
             replies = [r[0] for r in answer([feedback_task(tasks[i], codes[i], current[i].verdict) for i in again], k=1)]
             for i, reply, o in zip(again, replies, judge.judge([tasks[i] for i in again], replies)):

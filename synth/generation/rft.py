@@ -24,8 +24,8 @@ from synth.generation.settings import RftSettings
 from oracles.verdict import Splice
 
 from synth.prompting.chat import serve_prompt
-from synth.tasks.completion import answer_code, code_is_final, defines
-from synth.tasks.feedback import feedback_task, sent_back
+from synth.tasks.completion import answer_code, code_is_final
+from synth.tasks.feedback import feedback_task, worth_a_turn
 from synth.tasks.passk import pass_at_k
 from synth.tasks.task import CrateSpot, Task
 
@@ -163,7 +163,7 @@ def attempts(sampled: Sampled, cap: int) -> list[int]:
     for i, (reply, outcome) in enumerate(zip(sampled.completions, sampled.outcomes)):
         code = answer_code(reply)
         norm = normalize(code)
-        if (not outcome.solved and sent_back(code, outcome.verdict) and defines(code, sampled.task.must_define)
+        if (not outcome.solved and worth_a_turn(sampled.task, code, outcome.verdict)
                 and norm not in seen and len(chosen) < cap):
             seen.add(norm)
             chosen.append(i)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from synth.prompting.templates import language_and_fence, template
+from synth.tasks.completion import defines
 from synth.tasks.diagnostics import render_diagnostics
 if TYPE_CHECKING:  # annotations only
     from oracles.verdict import Verdict
@@ -41,3 +42,12 @@ def sent_back(code: str, verdict: Verdict | None) -> bool:
     """Whether an answer gets another turn: it has code and the compiler rejected it (an answer
     that compiles but does not count has no error to show)."""
     return bool(code.strip()) and verdict is not None and not verdict.passed
+
+
+def worth_a_turn(task: Task, code: str, verdict: Verdict | None) -> bool:
+    """Whether a failing answer goes back for another turn: the compiler rejected it and it is an
+    attempt at what was asked (it defines it). Prose ("The compiler will not compile this code.")
+    and another item are no broken version of the declaration: their errors teach nothing, and on
+    the base model they were two thirds of the second turns (RFT and self-repair read attempts so too)."""
+    return sent_back(code, verdict) and defines(code, task.must_define)
+

@@ -1,4 +1,4 @@
-"""Compile-feedback turns (`synth eval --turns N`): an answer rustc rejects goes back with rustc's
+"""Compile-feedback turns (`synth eval --turns N`): an attempt rustc rejects goes back with rustc's
 errors, placed in the declaration as a repair prompt shows them, for another answer, judged like
 the first on real rustc; what each turn adds is reported per family and per task, and every
 turn's answers are kept."""
@@ -36,8 +36,13 @@ class Model:
         for t in tasks:
             feedback = "The compiler says:" in t.prompt
             right = "right" in t.id or (t.id == "fixes" and feedback)
-            out.append([f"```rust\n{FIXED if right else BROKEN}\n```"])
+            out.append([OTHER.get(t.id) or f"```rust\n{FIXED if right else BROKEN}\n```"])
         return out
+
+
+# Failing answers that are no attempt at `size`: prose (the base model's usual reply), another item
+OTHER = {"prose": "The compiler will not compile this code.\n\nThe compiler will not compile this code.",
+         "other": "```rust\nfn other() -> usize {\n    len_of()\n}\n```"}
 
 
 def test_a_rejected_answer_goes_back_with_rustcs_error_placed_in_it(rust_oracle):
@@ -69,6 +74,17 @@ def test_turns_report_what_each_adds_and_keep_every_answer(tmp_path, rust_oracle
     kept.write_text("".join(json.dumps(a) + "\n" for a in result["answers"]))
     assert file_answers(kept)(tasks) == [[f"```rust\n{BROKEN}\n```"], [f"```rust\n{FIXED}\n```"],
                                          [f"```rust\n{BROKEN}\n```"]]  # a later turn is no extra sample
+
+
+def test_only_an_attempt_gets_another_turn(rust_oracle):
+    tasks = [codegen(n) for n in ("fixes", "prose", "other")]
+    model = Model()
+    result = evaluate(EvalSettings(decoding="greedy", k=1, samples=1, turns=2), model, Judge({"rust": rust_oracle}),
+                      tasks, model.name)
+    assert not any(result["per_task"][n]["solved"] for n in ("prose", "other"))  # both rejected at turn 1
+    feedback = [p for p in model.prompts if "The compiler says:" in p]
+    assert len(feedback) == 1 and BROKEN in feedback[0]  # the attempt went back; prose and `fn other` did not
+    assert result["families"]["codegen"]["turns"] == [0.0, round(1 / 3, 4)]
 
 
 def test_one_turn_is_the_evaluation_as_it_was(rust_oracle):
