@@ -200,3 +200,11 @@ def json_lines(text: str) -> tuple[list[dict], bool]:
             except json.JSONDecodeError:
                 cut = True
     return out, cut
+
+
+def cut_note(cap_bytes: int) -> Diagnostic:
+    """Said in a verdict whose compiler output ran past the sandbox's cap: its pass or fail stands
+    (the exit code), but the diagnostics after the cap are missing, and a reader must know."""
+    return Diagnostic(code="output-cut", severity="warning",
+                      message=f"the compiler's output ran past {cap_bytes / 2**20:g} MiB: its diagnostics after that are missing")
+

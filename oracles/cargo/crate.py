@@ -27,11 +27,11 @@ from .jobs import Job, batch_groups, cargo_failure, check_plan, is_sentinel, job
 from .outside import attribute, by_place, elsewhere, outside_names, owners_outside, users
 from .workdir import RUSTFLAGS, CargoRun, ScratchCrate, open_scratch
 from ..rustc.batch import in_file_order
-from ..isolation.sandbox import Sandbox
+from ..isolation.sandbox import OUTPUT_CAP_BYTES, Sandbox
 from ..toolchain import start_cargo
 from ..counters import Counters
 from ..settings import OracleSettings
-from ..verdict import Candidate, Diagnostic, Splice, Verdict, features_key, splice_candidates
+from ..verdict import Candidate, Diagnostic, Splice, Verdict, cut_note, features_key, splice_candidates
 
 Copy = tuple[str, tuple[str, ...]]  # a scratch copy: the crate folder, the features on besides the default
 # A worker with no crate of its own left helps one with at least this many groups left: a helper's
@@ -266,8 +266,8 @@ class CargoCrateOracle:
     def _solo(self, scratch: ScratchCrate, splice: Splice, cargo: bool = False) -> Verdict:
         self.stats.solo_runs += 1
         run = self._run(scratch, [splice], sentinel=False, cargo=cargo)
-        own, _, _ = attribute(run)
-        diagnostics = in_file_order(own[0]) + by_place(self._elsewhere(run))
+        diagnostics = in_file_order(attribute(run)[0][0]) + by_place(self._elsewhere(run))
+        diagnostics += [cut_note(OUTPUT_CAP_BYTES)] if run.cut else []  # pass or fail stands; the rest is missing
         failure = cargo_failure(run, [d for d in diagnostics if d.severity == "error"])
         if failure and run.direct:  # a failure no line explains: cargo's own words, as without direct runs
             return self._solo(scratch, splice, cargo=True)

@@ -136,6 +136,7 @@ class ScratchCrate:
             run = self.sandbox.run(self.command.argv, Path(self.command.cwd), limits=Limits(timeout_s=self.timeout_s),
                                    env=self.command.env)
             messages, cut = diagnostics_of(run.stderr)
+            cut = cut or run.cut
         else:
             run, messages, cut = self._cargo_check()
         self._restore()
@@ -164,6 +165,7 @@ class ScratchCrate:
         run = self.sandbox.run(argv, self.root, limits=Limits(timeout_s=self.timeout_s), env=env)
         manifest = str(self.root / "Cargo.toml")
         relayed, cut = json_lines(run.stdout)
+        cut = cut or run.cut
         messages = [msg["message"] for msg in relayed
                     if msg.get("reason") == "compiler-message" and msg.get("manifest_path") == manifest]
         if self.direct and self.command is None and not run.timed_out:

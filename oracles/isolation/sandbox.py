@@ -10,8 +10,7 @@ process tree, CPU/memory/file-size rlimits, and the strongest isolation this mac
 - `unshare`: fresh PID and network namespaces; only candidate tests run unprivileged.
 - `none`: rlimits and the environment allowlist only.
 `SYNTH_SANDBOX` (auto|bwrap|unshare|none) picks one; what a run really had is reported with
-its result (`isolation` names it).
-"""
+its result (`isolation` names it), and so is an output cut at the cap (`cut`)."""
 from __future__ import annotations
 
 import contextlib
@@ -60,6 +59,7 @@ class SandboxResult:
     timed_out: bool
     elapsed_s: float
     isolation: dict = field(default_factory=dict)
+    cut: bool = False  # an output stream ran past OUTPUT_CAP_BYTES: what it said after that is missing
 
 
 @functools.cache
@@ -180,10 +180,10 @@ def _rlimit_args(limits: Limits, as_nobody: bool) -> list[str]:
     return args
 
 
-def _read_capped(path: Path) -> str:
+def _read_capped(path: Path) -> tuple[str, bool]:  # the first OUTPUT_CAP_BYTES, and whether there was more
     with open(path, "rb") as f:
-        data = f.read(OUTPUT_CAP_BYTES)
-    return data.decode("utf-8", errors="replace")
+        data = f.read(OUTPUT_CAP_BYTES + 1)
+    return data[:OUTPUT_CAP_BYTES].decode("utf-8", errors="replace"), len(data) > OUTPUT_CAP_BYTES
 
 
 class Sandbox:
@@ -281,9 +281,10 @@ class Sandbox:
                     finally:
                         _kill_group(proc)
             elapsed = time.monotonic() - start
+            (stdout, out_cut), (stderr, err_cut) = _read_capped(out_path), _read_capped(err_path)
             return SandboxResult(argv=list(argv), returncode=None if timed_out else proc.returncode,
-                                 stdout=_read_capped(out_path), stderr=_read_capped(err_path),
-                                 timed_out=timed_out, elapsed_s=elapsed, isolation=isolation)
+                                 stdout=stdout, stderr=stderr, timed_out=timed_out, elapsed_s=elapsed,
+                                 isolation=isolation, cut=out_cut or err_cut)
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float) -> None:

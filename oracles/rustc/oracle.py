@@ -23,11 +23,11 @@ from .libtest import parse_test_output
 from .batch import conflict_free_groups, in_file_order, may_miss_cfg_note, maybe_untrimmed, spread
 from .screen import Screen, screen
 from .diagnostics import BATCH_MARK, Region, Wrapper, file_diagnostics, is_summary, locate
-from ..isolation.sandbox import Limits, Sandbox
+from ..isolation.sandbox import OUTPUT_CAP_BYTES, Limits, Sandbox
 from ..toolchain import start_compiler
 from ..counters import Counters
 from ..settings import OracleSettings
-from ..verdict import Candidate, Diagnostic, Verdict, json_lines
+from ..verdict import Candidate, Diagnostic, Verdict, cut_note, json_lines
 
 SENTINEL = (
     "mod __synth_sentinel {\n"
@@ -184,7 +184,7 @@ class RustOracle:
         crate_type = "bin" if scr.is_program else "lib"
         run = self._rustc(cand.text, SOLO_FILE, crate_type, self.config.timeout_s)
         diagnostics, internal_error = file_diagnostics(run.stderr, SOLO_FILE, cand.text)
-        diagnostics = in_file_order(diagnostics)
+        diagnostics = in_file_order(diagnostics) + ([cut_note(OUTPUT_CAP_BYTES)] if run.cut else [])
         if internal_error or (run.returncode not in (0, None) and not any(d.severity == "error" for d in diagnostics)):
             tail = run.stderr.strip().splitlines()[-1:] or ["no output"]
             diagnostics.append(Diagnostic(code="rustc-crash", severity="error",
@@ -254,7 +254,7 @@ class RustOracle:
         sentinel_seen = False
         wrappers = [None] + [Wrapper(f"__synth_c{k}", frozenset(scr.types)) for k, (_, _, scr) in enumerate(items)]
         raws, cut = json_lines(run.stderr)
-        if cut:  # diagnostics past the cap are missing: whose they were is unknown
+        if cut or run.cut:  # diagnostics past the cap are missing: whose they were is unknown
             return Untrusted("output cut at the cap")
         for raw in raws:
             if is_summary(raw):
