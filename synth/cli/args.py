@@ -61,7 +61,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                        help="crates: verify in the crate only where the standalone file fails, or always")
     bench.add_argument("--steps", type=int, help="train: optimizer steps per measured run (12); loop: SFT steps (the profile's)")
     bench.add_argument("--n", type=int, default=500,
-                       help="oracle: candidates; refresh: declarations (300); crates: side-by-side sample (300)")
+                       help="oracle: candidates; refresh: declarations (300); crates: side-by-side sample (300); "
+                            "sampler: held-out prompts (96)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--jobs", type=int, help="workers (oracle: 1, the same for both sides; extract: all cores; "

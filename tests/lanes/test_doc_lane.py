@@ -118,8 +118,9 @@ def test_crate_unit_tests_are_attached_only_where_they_pass(tmp_path, rust_oracl
 
 
 def test_batched_greedy_equals_one_prompt_at_a_time(tmp_path, monkeypatch):
-    """Batched decoding (left padding, prompts prefilled in parts, finished rows leaving the batch
-    and its KV cache) gives each prompt what transformers' own greedy generate gives it alone."""
+    """Batched decoding (left padding, prompts prefilled in parts, a start shared with an earlier
+    prompt computed once, finished rows leaving the batch and its KV cache) gives each prompt what
+    transformers' own greedy generate gives it alone."""
     import torch
     from benchmarks.fixtures.tiny_model import build_tiny_model, pretrain
     from synth.llm import local
@@ -131,7 +132,8 @@ def test_batched_greedy_equals_one_prompt_at_a_time(tmp_path, monkeypatch):
              steps=40)
     sampler = local.LocalSampler(model, "float32", max_new_tokens=12)
     prompts = [serve_prompt("Write add."), serve_prompt("Write a much longer thing: a struct Point with x, y."),
-               serve_prompt("Write a struct."), serve_prompt("Point?")]
+               serve_prompt("Write a struct."), serve_prompt("Point?"),
+               serve_prompt("Write a much longer thing: a struct Point with x, y, and add.")]  # shares 20 tokens more
 
     def alone(prompt: str, stop=None) -> str:
         ids = sampler.tokenizer(prompt, return_tensors="pt")
@@ -140,21 +142,34 @@ def test_batched_greedy_equals_one_prompt_at_a_time(tmp_path, monkeypatch):
                                          tokenizer=sampler.tokenizer, pad_token_id=sampler.tokenizer.pad_token_id)
         return sampler.tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
 
-    monkeypatch.setattr(local, "PREFILL_ROWS", 3)  # the prompts' KV caches made in two parts, then merged
-    batched = sampler.greedy(prompts, batch_size=4)
+    monkeypatch.setattr(local, "PREFILL_ROWS", 3)  # the prompts' KV caches made in parts, then merged
+    batched = sampler.greedy(prompts, batch_size=5)
     assert batched == [alone(p) for p in prompts]
+    tokens = [len(sampler.tokenizer(p)["input_ids"]) for p in prompts]
+    starts = local.shared_starts([sampler.tokenizer(p)["input_ids"] for p in sorted(prompts, key=len)])
+    assert sampler.prefill_tokens == sum(tokens) - sum(n for _, n in starts) < sum(tokens) - 4 * local.MIN_SHARED
+    assert max(n for _, n in starts) > min(n for _, n in starts if n) + 10  # the long shared start, beyond the template
     assert all(batched) and len(set(batched)) > 1
     # `until` ends each completion once it says done: a prefix of the full one, the rest not generated;
     # rows done at different steps leave the batch, and the others go on as they would alone
     def until(text: str) -> bool:
         return len(text) >= 6
-    cut = sampler.greedy(prompts, batch_size=4, until=until)
+    cut = sampler.greedy(prompts, batch_size=5, until=until)
     assert all(full.startswith(c) and len(c) < len(full) for c, full in zip(cut, batched)), cut
     assert len({len(sampler.tokenizer(c)["input_ids"]) for c in cut}) > 1, cut  # done at different steps
     assert cut == [sampler.greedy([p], batch_size=1, until=until)[0] for p in prompts]
     # sampling k per prompt near temperature 0 is greedy, each prompt's samples in its own place
     cold = local.LocalSampler(model, "float32", max_new_tokens=12, temperature=1e-4)
-    assert cold.complete(prompts, k=2, greedy=False, batch_size=4) == [[b, b] for b in batched]
+    assert cold.complete(prompts, k=2, greedy=False, batch_size=5) == [[b, b] for b in batched]
+
+
+def test_a_prompt_reuses_the_longest_start_an_earlier_one_shares():
+    from synth.llm.local import MIN_SHARED, shared_starts
+    head = list(range(MIN_SHARED))
+    rows = [head + [1, 2], head + [1, 2, 3], head + [1, 2, 3, 4], head + [9], head + [1, 2], [7] + head]
+    assert shared_starts(rows) == [(None, 0), (0, MIN_SHARED + 2), (1, MIN_SHARED + 3), (0, MIN_SHARED),
+                                   (0, MIN_SHARED + 1), (None, 0)]  # a copy keeps its last token to compute
+    assert shared_starts([head[:-1] + [1], head[:-1] + [2]]) == [(None, 0), (None, 0)]  # too short a start
 
 
 def _crate(root, name: str, body: str):
