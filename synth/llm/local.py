@@ -125,8 +125,8 @@ class LocalSampler:
         next-token logits, and the attention mask that goes with the cache. A prompt whose start
         an earlier one shares (`shared_starts`) is computed from that one's keys and values on,
         in waves (a prompt after the one it starts from), PREFILL_ROWS rows at a time: attention
-        over a static cache's empty room is paid for, not skipped. A row's cache may have a gap
-        between the shared start and the rest (masked: positions count real tokens)."""
+        over a static cache's empty room is paid for, not skipped. Each row's cache keeps its real
+        tokens only, so decoding attends over no more than without shared starts."""
         from transformers import StaticCache
 
         torch = self._torch
@@ -175,9 +175,9 @@ class LocalSampler:
                 cache.update(keys, values, number)
         out = self._forward(ids, mask, cache)
         for k, i in enumerate(part):
-            first = int(mask[k].nonzero()[0])  # its own padding on the left is dropped
-            done[i] = ([layer.keys[k, :, first:] for layer in cache.layers],
-                       [layer.values[k, :, first:] for layer in cache.layers], mask[k, first:])
+            real = mask[k].nonzero().squeeze(1)  # its padding dropped: a later row, and decoding, attend to no gap
+            done[i] = ([layer.keys[k][:, real] for layer in cache.layers],
+                       [layer.values[k][:, real] for layer in cache.layers], mask[k, real])
             logits[i] = out[k:k + 1]
 
     def _forward(self, input_ids, mask, cache):
