@@ -24,7 +24,6 @@ def run_sampler_bench(n: int, repeats: int, profile: Path = PROFILE, tasks_path:
         raise FileNotFoundError(f"no tasks at {tasks_path} (run `synth run --config examples/loop/synth.toml`)")
     prompts = [serve_prompt(t.prompt) for t in load_tasks(tasks_path)][:n]
     sampler = local.LocalSampler(settings.model, settings.eval.dtype, max_new_tokens=settings.eval.max_new_tokens)
-    tokens = sum(len(sampler.tokenizer(p)["input_ids"]) for p in prompts)
     seconds: dict[str, list[float]] = {"shared": [], "alone": []}
     answers, prefilled = {}, {}
     least = local.MIN_SHARED
@@ -40,7 +39,7 @@ def run_sampler_bench(n: int, repeats: int, profile: Path = PROFILE, tasks_path:
     finally:
         local.MIN_SHARED = least
     median = {arm: statistics.median(s) for arm, s in seconds.items()}
-    return {"prompts": len(prompts), "prompt_tokens": tokens, "batch_size": settings.eval.batch_size,
+    return {"prompts": len(prompts), "prompt_tokens": prefilled["alone"], "batch_size": settings.eval.batch_size,
             "max_new_tokens": settings.eval.max_new_tokens, "repeats": repeats,
             "prefill_tokens": prefilled, "prefill_share_skipped": round(1 - prefilled["shared"] / prefilled["alone"], 3),
             "seconds_median": {arm: round(s, 1) for arm, s in median.items()},

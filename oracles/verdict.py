@@ -207,4 +207,3 @@ def cut_note(cap_bytes: int) -> Diagnostic:
     (the exit code), but the diagnostics after the cap are missing, and a reader must know."""
     return Diagnostic(code="output-cut", severity="warning",
                       message=f"the compiler's output ran past {cap_bytes / 2**20:g} MiB: its diagnostics after that are missing")
-

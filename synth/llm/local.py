@@ -133,14 +133,14 @@ class LocalSampler:
         rows = [ids[m.bool()] for ids, m in zip(input_ids, attention_mask)]
         starts = shared_starts([r.tolist() for r in rows])
         self.prefill_tokens += sum(len(r) - shared for r, (_, shared) in zip(rows, starts))
-        done: list = [None] * len(rows)  # per row: (keys per layer, values per layer, mask) of its whole prompt
+        done: list = [None] * len(rows)  # per row: (keys per layer, values per layer) of its prompt's real tokens
         logits: list = [None] * len(rows)
         for wave in _waves(starts):
             wave.sort(key=lambda i: len(rows[i]) - starts[i][1])  # similar lengths share a part's padding
             for at in range(0, len(wave), PREFILL_ROWS):
                 self._prefill_part(wave[at:at + PREFILL_ROWS], rows, starts, done, logits)
-        width = max(len(d[2]) for d in done)
-        mask = torch.stack([_left_pad(d[2], width) for d in done])
+        width = max(len(r) for r in rows)
+        mask = torch.stack([_left_pad(torch.ones(len(r), dtype=torch.long), width) for r in rows])
         # a static cache for decoding: a growing one is copied whole at every step (1.5x slower)
         cache = StaticCache(config=self.model.config, max_cache_len=width + self.max_new_tokens)
         for number, layer in enumerate(cache.layers):
@@ -157,15 +157,15 @@ class LocalSampler:
         from transformers import DynamicCache
 
         torch = self._torch
-        pasts = [_start_of(done[parent], shared) if parent is not None else None for parent, shared in
-                 (starts[i] for i in part)]
+        shared = [starts[i][1] for i in part]
+        pasts = [([k[:, :n] for k in done[parent][0]], [v[:, :n] for v in done[parent][1]])
+                 if parent is not None else None for parent, n in (starts[i] for i in part)]
         rest = [rows[i][starts[i][1]:] for i in part]
-        past_width, rest_width = max((len(p[2]) for p in pasts if p), default=0), max(len(r) for r in rest)
-        empty = torch.zeros(0, dtype=torch.long)
+        past_width, rest_width = max(shared), max(len(r) for r in rest)
         ids = torch.stack([_left_pad(r, rest_width, fill=self.tokenizer.pad_token_id) for r in rest])
-        mask = torch.stack([torch.cat([_left_pad(p[2] if p else empty, past_width),
+        mask = torch.stack([torch.cat([_left_pad(torch.ones(n, dtype=torch.long), past_width),
                                        _left_pad(torch.ones(len(r), dtype=torch.long), rest_width)])
-                            for p, r in zip(pasts, rest)])
+                            for n, r in zip(shared, rest)])
         cache = DynamicCache(config=self.model.config)
         if past_width:
             some = next(p for p in pasts if p)
@@ -177,7 +177,7 @@ class LocalSampler:
         for k, i in enumerate(part):
             real = mask[k].nonzero().squeeze(1)  # its padding dropped: a later row, and decoding, attend to no gap
             done[i] = ([layer.keys[k][:, real] for layer in cache.layers],
-                       [layer.values[k][:, real] for layer in cache.layers], mask[k, real])
+                       [layer.values[k][:, real] for layer in cache.layers])
             logits[i] = out[k:k + 1]
 
     def _forward(self, input_ids, mask, cache):
@@ -233,13 +233,6 @@ def _waves(starts: list[tuple[int | None, int]]) -> list[list[int]]:
     return [[i for i, n in enumerate(level) if n == wave] for wave in range(max(level, default=-1) + 1)]
 
 
-def _start_of(done, shared: int):
-    """The keys, values and mask of a computed prompt up to its `shared`-th real token."""
-    keys, values, mask = done
-    end = int((mask.cumsum(0) == shared).nonzero()[0]) + 1
-    return [k[:, :end] for k in keys], [v[:, :end] for v in values], mask[:end]
-
-
 def _left_pad(tensor, width: int, dim: int = 0, fill: int = 0):
     """`tensor` with `fill` before it along `dim`, to `width`."""
     import torch
@@ -250,4 +243,3 @@ def _left_pad(tensor, width: int, dim: int = 0, fill: int = 0):
     shape = list(tensor.shape)
     shape[dim] = missing
     return torch.cat([tensor.new_full(shape, fill), tensor], dim=dim)
-

@@ -50,4 +50,3 @@ def worth_a_turn(task: Task, code: str, verdict: Verdict | None) -> bool:
     and another item are no broken version of the declaration: their errors teach nothing, and on
     the base model they were two thirds of the second turns (RFT and self-repair read attempts so too)."""
     return sent_back(code, verdict) and defines(code, task.must_define)
-
