@@ -186,7 +186,8 @@ def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], na
             "summary": family_result(list(per_task.values()), settings.k), "families": families,
             "per_task": per_task, "settings": settings.model_dump(), "answers": every,
             **({"helped": dict(Counter(helped.values()))} if start else {}),
-            "oracle": {"check_calls": judge.calls, "completions_checked": judge.checked}}
+            "oracle": {"check_calls": judge.calls, "completions_checked": judge.checked,
+                       "completions_compiled": judge.compiled}}
 
 
 def turns_of(turns: int, answer, judge: Judge, tasks: list[Task], completions: list[str], outcomes: list[Outcome]):

@@ -111,7 +111,8 @@ def _train(profile: Profile, run: RunLifecycle, tasks: list, tasks_path: str, da
     return run.end(result, recorder, probe_ids, tokenizer, reward_components=rewards_logged,
                    frac_reward_zero_std=zero_std,
                    oracle={"generation_batches": judge.batches, "check_calls": judge.calls,
-                           "completions_checked": judge.checked, "completions_tested": judge.tested})
+                           "completions_checked": judge.checked, "completions_compiled": judge.compiled,
+                           "completions_tested": judge.tested})
 
 
 def learnable_tasks(profile: Profile, tasks: list, judge: Judge) -> tuple[list, dict]:

@@ -139,3 +139,22 @@ def test_no_probe_where_no_fn_pointer_type_names_the_function():
     assert probe("impl Default for Meters", False) is None
     assert "let _: fn(&'a mut Self, T) -> &'a T = Self::get::<T>;" in probe(
         "fn get<'a, T: Clone>(&'a mut self, t: T) -> &'a T where T: Copy", True)
+
+
+def test_an_answer_placed_as_one_already_judged_is_compiled_once(rust_oracle, crate, crate_oracle):
+    """The judge compiles each placed answer once in its life (an `--after` evaluation judges the
+    baseline's answers again; GRPO's samples repeat), and only the same code in the same place
+    shares a verdict: the same code where the context already defines it is compiled on its own."""
+    total = standalone("total", TOTAL, "pub fn total(xs: &[u32]) -> u32")
+    clash = total.model_copy(update={"id": "clash", "before": CONTEXT + TOTAL + "\n\n"})  # E0428 there
+    other = TOTAL.replace("sum += x;", "sum = sum + *x;")
+    judge = Judge({"rust": rust_oracle}, crate_oracle)
+    first = judge.judge([total, total, total, in_crate(total, crate, TOTAL)], [fenced(TOTAL), fenced(TOTAL), fenced(other),
+                                                                            fenced(TOTAL)])
+    assert (judge.checked, judge.compiled) == (4, 3)
+    again = judge.judge([total, clash, in_crate(total, crate, TOTAL)], [fenced(TOTAL)] * 3)
+    assert (judge.checked, judge.compiled) == (7, 4)
+    assert all(o.solved for o in first) and again[0].solved and again[2].solved
+    assert not again[1].compiled and again[1].first_error == "E0428"
+    fresh = Judge({"rust": rust_oracle}, crate_oracle).judge([clash, total], [fenced(TOTAL)] * 2)
+    assert [(o.compiled, o.first_error) for o in fresh] == [(o.compiled, o.first_error) for o in again[1::-1]]

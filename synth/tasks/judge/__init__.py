@@ -58,8 +58,10 @@ class Judge:
     crate_oracle: object = None
     calls: int = 0  # batched check calls
     batches: int = 0
-    checked: int = 0
+    checked: int = 0  # answers judged
+    compiled: int = 0  # of them, compiled: an answer placed as one already checked reuses its verdict
     tested: int = 0
+    _verdicts: dict = field(default_factory=dict, repr=False)  # placed answer -> its verdict, for this judge's life
 
     def judge(self, tasks: list[Task], completions: list[str]) -> list[Outcome]:
         self.batches += 1
@@ -82,7 +84,22 @@ class Judge:
             outcomes[i].probe = None
 
     def check(self, tasks: list[Task], codes: list[str]) -> list[Verdict]:
-        """One verdict per answer, as placed by its task: batched per language, crate tasks together."""
+        """One verdict per answer, as placed by its task: batched per language, crate tasks together.
+        The same answer placed the same way is compiled once (a baseline's answers are judged again
+        where a model's turn starts from them; GRPO's samples repeat): verdicts are deterministic."""
+        keys = [placed(t, c) for t, c in zip(tasks, codes)]
+        todo = {}  # first index of each placed answer not seen yet
+        for i, key in enumerate(keys):
+            if key not in self._verdicts:
+                todo.setdefault(key, i)
+        if todo:
+            index = list(todo.values())
+            for i, verdict in zip(index, self._compile([tasks[i] for i in index], [codes[i] for i in index])):
+                self._verdicts[keys[i]] = verdict
+        self.checked += len(tasks)
+        return [self._verdicts[key] for key in keys]
+
+    def _compile(self, tasks: list[Task], codes: list[str]) -> list[Verdict]:
         verdicts: list[Verdict | None] = [None] * len(tasks)
         in_crate = [i for i, t in enumerate(tasks) if t.in_crate is not None]
         if in_crate:
@@ -101,7 +118,7 @@ class Judge:
             for i, verdict in zip(index, oracle.check([Candidate.of(tasks[i].source(codes[i])) for i in index])):
                 verdicts[i] = verdict
             self.calls += 1
-        self.checked += len(tasks)
+        self.compiled += len(tasks)
         return verdicts
 
     def _job(self, task: Task, code: str):
@@ -121,6 +138,14 @@ class Judge:
                 result = verdict.tests
                 outcomes[i].tests = (result.passed / result.total) if result and result.total and \
                     not result.timed_out else 0.0
+
+
+def placed(task: Task, code: str) -> tuple:
+    """What an answer's verdict depends on: the code and where its task places it."""
+    spot = task.in_crate
+    if spot is None:
+        return task.lang, task.source(code)
+    return spot.root, spot.path, spot.start_byte, spot.end_byte, spot.name, spot.trait_impl, task.reference, code
 
 
 def outcome(task: Task, code: str, verdict: Verdict, raw: str | None = None) -> Outcome:
