@@ -178,6 +178,9 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--tasks", help="tasks JSONL (default: [eval] tasks of the profile)")
     evaluate.add_argument("--baseline", help="an earlier eval JSON: fail (exit 1) on a significant regression")
     evaluate.add_argument("--decoding", choices=["greedy", "sample"], help="default: [eval] decoding of the profile")
+    evaluate.add_argument("--dtype", choices=["float32", "bfloat16"],
+                          help="the weights while decoding (default: [eval] dtype of the profile); in bfloat16 a "
+                          "task's answer can depend on the tasks batched with it, in float32 it does not")
     evaluate.add_argument("--shots", type=int, help="worked examples per family shown before each task (from --examples)")
     evaluate.add_argument("--examples", help="tasks file the worked examples come from (e.g. RUN/tasks/rl.jsonl)")
     evaluate.add_argument("--turns", type=int, help="answers in all per sample: one the compiler rejects goes back "

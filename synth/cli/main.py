@@ -233,7 +233,8 @@ def cmd_eval(args) -> int:
         raise UsageError("--turns must be at least 1 (the first answer)")
     profile = load_profile(args.profile)
     settings = profile.eval.model_copy(update={k: v for k, v in (("decoding", args.decoding), ("shots", args.shots),
-                                                                 ("examples", args.examples), ("turns", args.turns))
+                                                                 ("examples", args.examples), ("turns", args.turns),
+                                                                 ("dtype", args.dtype))
                                                    if v is not None})
     baseline = _read_json(args.baseline, "baseline evaluation") if args.baseline else None
     result = run_eval(settings, args.model or profile.model, args.adapter, profile.oracle, args.out,

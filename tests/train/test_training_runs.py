@@ -256,6 +256,22 @@ def test_greedy_eval_is_deterministic_and_batches_prompts(setup, tmp_path, capsy
     assert calls == [4, 4]  # each evaluation: one batch of the 4 prompts (batch_size 16)
 
 
+def test_eval_decodes_in_the_dtype_asked_for(setup, tmp_path, monkeypatch):
+    """`synth eval --dtype bfloat16` decodes with bfloat16 weights and says so in its settings; the
+    profile's dtype (float32 by default) otherwise."""
+    from synth.llm.local import LocalSampler
+    seen = []
+    decode = LocalSampler._decode
+    monkeypatch.setattr(LocalSampler, "_decode",
+                        lambda self, ids, *a, **k: seen.append(self.model.dtype) or decode(self, ids, *a, **k))
+    profile = _profile_copy(setup, tmp_path)
+    for flags in ([], ["--dtype", "bfloat16"]):
+        out = tmp_path / f"eval{len(flags)}.json"
+        assert main(["eval", "--profile", str(profile), "--decoding", "greedy", *flags, "--out", str(out)]) == 0
+        assert json.loads(out.read_text())["settings"]["dtype"] == (flags[-1] if flags else "float32")
+    assert [str(d) for d in seen] == ["torch.float32", "torch.bfloat16"]
+
+
 def _sgd_step(setup, tmp_path, batch_size: int, grad_accum: int, break_normalisation=False):
     """One optimizer step of the real trainer over the same 4 rows; returns the LoRA weights."""
     from datasets import Dataset
