@@ -27,6 +27,7 @@ from oracles.errors import InputError
 from oracles.factory import opened_oracles
 from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
 from synth.tasks.completion import answer_code, code_is_final
+from synth.tasks.edits import answer_for, asks_for_declaration, prompt_for, render_edit
 from synth.tasks.feedback import feedback_task, worth_a_turn
 from synth.rows.jsonl import write_json, write_jsonl
 from synth.tasks.judge import Judge, Outcome
@@ -40,8 +41,9 @@ from training.run.profile import EvalSettings
 KEPT_SAMPLES = 3  # completions shown in the result per family (all are in NAME.answers.jsonl)
 
 
-def worked_examples(settings: EvalSettings) -> dict[str, list[tuple[str, str]]]:
-    """Per family, the `shots` shortest tasks of `examples` that have a reference answer."""
+def worked_examples(settings: EvalSettings, edits: bool = False) -> dict[str, list[tuple[str, str]]]:
+    """Per family, the `shots` shortest tasks of `examples` that have a reference answer (with
+    `edits`, a repair task's answer is its SEARCH/REPLACE edit)."""
     if not settings.shots:
         return {}
     if not settings.examples:
@@ -50,21 +52,26 @@ def worked_examples(settings: EvalSettings) -> dict[str, list[tuple[str, str]]]:
     shots = {}
     for family in FAMILIES:
         mine = sorted((t for t in pool if t.family == family), key=lambda t: (len(t.prompt) + len(t.reference), t.id))
-        shots[family] = [(t.prompt, t.reference) for t in mine[:settings.shots]]
+        shots[family] = [(prompt_for(t, edits), render_edit(t.broken, t.reference) if edits and asks_for_declaration(t)
+                          else t.reference) for t in mine[:settings.shots]]
     return shots
 
 
-def model_answers(settings: EvalSettings, sampler):
-    """Answers of a local model (synth/llm/local.py), as the settings say."""
-    shots = worked_examples(settings)
+def model_answers(settings: EvalSettings, sampler, edits: bool = False):
+    """Answers of a local model (synth/llm/local.py), as the settings say. With `edits`, a task
+    that shows a broken declaration asks for SEARCH/REPLACE blocks, and the answer judged is the
+    declaration they make (synth/tasks/edits.py)."""
+    shots = worked_examples(settings, edits)
 
     def answer(tasks: list[Task], k: int | None = None) -> list[list[str]]:
         """`k` completions a task (default: `samples`, one when greedy); a feedback turn asks one."""
-        prompts = [serve_prompt(t.prompt, shots.get(t.family, ())) for t in tasks]
+        prompts = [serve_prompt(prompt_for(t, edits), shots.get(t.family, ())) for t in tasks]
         if settings.decoding == "greedy":
-            return [[c] for c in sampler.greedy(prompts, settings.batch_size, until=code_is_final)]
-        return sampler.complete(prompts, k=k or settings.samples, greedy=False, batch_size=settings.batch_size,
-                                until=code_is_final)
+            replies = [[c] for c in sampler.greedy(prompts, settings.batch_size, until=code_is_final)]
+        else:
+            replies = sampler.complete(prompts, k=k or settings.samples, greedy=False, batch_size=settings.batch_size,
+                                       until=code_is_final)
+        return [[answer_for(t, c, edits) for c in cs] for t, cs in zip(tasks, replies)]
     return answer
 
 
@@ -273,9 +280,11 @@ def gates(baseline: dict, result: dict, settings: EvalSettings, seed: int = 0) -
 
 def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None, oracle_settings, out: str | Path,
              baseline: dict | None = None, seed: int = 0, tasks_path: str | None = None,
-             answers: str | None = None, family: str | None = None, after: str | None = None) -> dict:
+             answers: str | None = None, family: str | None = None, after: str | None = None,
+             edits: bool = False) -> dict:
     """Evaluate a model (or, with `answers`, a baseline that needs none; with `after`, a model that
-    repairs what that baseline leaves) on the tasks (of one family) and write the JSON. The oracles
+    repairs what that baseline leaves; with `edits`, a model that repairs with SEARCH/REPLACE
+    blocks) on the tasks (of one family) and write the JSON. The oracles
     are built for the tasks' languages (and a crate oracle when some answers go into a copy of
     their crate)."""
     tasks_path = tasks_path or settings.tasks
@@ -297,7 +306,7 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
             sampler = LocalSampler(model_dir, adapter=adapter, max_new_tokens=settings.max_new_tokens,
                                    temperature=settings.temperature, top_p=settings.top_p, seed=seed,
                                    dtype=settings.dtype)
-            model = model_answers(settings, sampler)
+            model = model_answers(settings, sampler, edits)
             start = after_baseline(baseline_answers(after, judge), model, judge) if after else None
             result = evaluate(settings, model, judge, tasks, sampler.name + (f" after {after}" if after else ""), start)
             if after:

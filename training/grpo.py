@@ -17,6 +17,7 @@ from trl import GRPOConfig, GRPOTrainer
 from oracles.errors import InputError
 from oracles.factory import build_oracle, build_oracles
 from synth.tasks.completion import code_is_final
+from synth.tasks.edits import answer_for, prompt_for
 from synth.tasks.judge import Judge
 from synth.tasks.task import load_tasks
 
@@ -30,9 +31,9 @@ from training.sft import load_model
 from training.run.trainer_args import build, grpo_kwargs, lora_kwargs, resolved
 
 
-def task_dataset(tasks):
+def task_dataset(tasks, edits: bool = False):
     from datasets import Dataset
-    return Dataset.from_list([{"prompt": serve_prompt(t.prompt), "task_id": t.id} for t in tasks])
+    return Dataset.from_list([{"prompt": serve_prompt(prompt_for(t, edits)), "task_id": t.id} for t in tasks])
 
 
 def score_completions_only_on_cpu() -> None:
@@ -61,7 +62,7 @@ def grpo_trainer(profile: Profile, output_dir: str, rewards: CompilerRewards, ta
     args = build(GRPOConfig, grpo_kwargs(profile, output_dir))
     lora = build(LoraConfig, lora_kwargs(profile))
     model, tokenizer = load_model(profile.model)
-    trainer = GRPOTrainer(model=model, reward_funcs=rewards.functions(), args=args, train_dataset=task_dataset(tasks),
+    trainer = GRPOTrainer(model=model, reward_funcs=rewards.functions(), args=args, train_dataset=task_dataset(tasks, profile.repair_answers == "edit"),
                           processing_class=tokenizer, peft_config=lora, callbacks=callbacks or [])
     return trainer, lora, tokenizer
 
@@ -98,13 +99,13 @@ def _train(profile: Profile, run: RunLifecycle, tasks: list, tasks_path: str, da
     probe = None
     if profile.grpo.probe_samples:
         tasks, probe = learnable_tasks(profile, tasks, judge)
-    rewards = CompilerRewards(judge, {t.id: t for t in tasks})
+    rewards = CompilerRewards(judge, {t.id: t for t in tasks}, edits=profile.repair_answers == "edit")
     recorder = RunRecorder(data_fingerprint)
     trainer, lora, tokenizer = grpo_trainer(profile, str(run.out), rewards, tasks, [recorder])
     run.begin(trainer, {"tasks": tasks_path, "fingerprint": data_fingerprint, "n_tasks": len(tasks), "probe": probe},
               resolved(trainer.args, lora), checkpoint)
     result = trainer.train(resume_from_checkpoint=checkpoint)
-    probe_ids = tokenizer(serve_prompt(tasks[0].prompt), return_tensors="pt")["input_ids"].to(trainer.model.device)
+    probe_ids = tokenizer(serve_prompt(prompt_for(tasks[0], rewards.edits)), return_tensors="pt")["input_ids"].to(trainer.model.device)
     rewards_logged = {k: [log[k] for log in recorder.logs if k in log]
                       for k in sorted({k for log in recorder.logs for k in log if k.startswith("rewards/")})}
     zero_std = [log["frac_reward_zero_std"] for log in recorder.logs if "frac_reward_zero_std" in log]
@@ -128,9 +129,11 @@ def learnable_tasks(profile: Profile, tasks: list, judge: Judge) -> tuple[list, 
     if settings.probe_tasks and len(tasks) > settings.probe_tasks:  # a seeded sample, in the file's order
         chosen = set(random.Random(f"{profile.seed}:probe").sample(range(len(tasks)), settings.probe_tasks))
         tasks = [t for i, t in enumerate(tasks) if i in chosen]
-    samples = sampler.complete([serve_prompt(t.prompt) for t in tasks], k=n, greedy=False,
+    edits = profile.repair_answers == "edit"
+    samples = sampler.complete([serve_prompt(prompt_for(t, edits)) for t in tasks], k=n, greedy=False,
                                batch_size=max(1, BATCH_ROWS // n), until=code_is_final)
-    outcomes = judge.judge([t for t in tasks for _ in range(n)], [c for cs in samples for c in cs])
+    outcomes = judge.judge([t for t in tasks for _ in range(n)],
+                           [answer_for(t, c, edits) for t, cs in zip(tasks, samples) for c in cs])
     solved = [sum(o.solved for o in outcomes[i * n:(i + 1) * n]) for i in range(len(tasks))]
     kept = [t for t, s in zip(tasks, solved) if 0 < s < n]
     figures = {"samples_per_task": n, "by_family": {}}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from synth.tasks.completion import answer_code, is_one_fenced_block
+from synth.tasks.edits import answer_for
 from synth.tasks.task import Task
 
 if TYPE_CHECKING:  # the judge is handed in; only its answers are read here
@@ -98,15 +99,17 @@ def layered(batch: Batch) -> list[float]:
 class CompilerRewards:
     """TRL reward functions, one per registered component, over one shared judgement per batch."""
 
-    def __init__(self, judge: Judge, tasks: dict[str, Task]):
+    def __init__(self, judge: Judge, tasks: dict[str, Task], edits: bool = False):
         self.judge, self.tasks = judge, tasks
+        self.edits = edits  # a repair completion is an edit: judged as the declaration it makes
         self._key = None
         self._batch: Batch | None = None
 
     def batch(self, completions: list[str], task_id: list[str]) -> Batch:
         key = (tuple(task_id), tuple(completions))
         if key != self._key:  # TRL calls every component with the same batch: judge it once
-            self._batch = Batch([self.tasks[t] for t in task_id], list(completions), self.judge)
+            tasks = [self.tasks[t] for t in task_id]
+            self._batch = Batch(tasks, [answer_for(t, c, self.edits) for t, c in zip(tasks, completions)], self.judge)
             self._key = key
         return self._batch
 

@@ -16,6 +16,7 @@ from oracles.errors import MissingInput
 from synth.prompting.chat import chat_template
 from training.data.collate import WeightedCollator
 from training.data.curriculum import CurriculumSampler
+from synth.tasks.edits import edit_row
 from training.data.dataset import check_grouped_split, encode_rows, load_split, snapshot_fingerprint
 from training.run.lifecycle import RunLifecycle
 from training.loss import supervised_log_probs, weighted_nll
@@ -90,6 +91,8 @@ def run_sft(profile: Profile, resume: bool = False, merge: bool = True) -> dict:
     run = RunLifecycle("sft", profile)
     train_rows, val_rows = load_split(profile.data)
     groups = check_grouped_split(train_rows, val_rows)
+    if profile.repair_answers == "edit":  # the same verified rows, asked and answered as edits
+        train_rows, val_rows = [edit_row(r) for r in train_rows], [edit_row(r) for r in val_rows]
     data_fingerprint = snapshot_fingerprint(profile.data)
     checkpoint = str(check_resume(run.out, data_fingerprint)) if resume else None
     model, tokenizer = load_model(profile.model)

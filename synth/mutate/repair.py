@@ -14,7 +14,7 @@ from synth.extract.package import package_of
 from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, standalone_source
 from synth.settings.fit import TOO_LONG, Fit
 from synth.rows.rejection import Rejection
-from synth.prompting.templates import language_and_fence, system_prompt, template, template_hash
+from synth.prompting.templates import DECLARATION_INSTRUCTION, language_and_fence, system_prompt, template, template_hash
 from synth.rows.row import Provenance, Row, Verification, make_row
 
 from synth.mutate.settings import RepairSettings
@@ -175,7 +175,7 @@ def repair_prompt(decl: Declaration, broken: str, diagnostics: str, diff: bool) 
     declaration, the compiler's errors and what to answer with."""
     language, fence = language_and_fence(decl.lang)
     instruction = ("Reply with a unified diff (---/+++ headers, @@ hunks) that fixes the declaration."
-                   if diff else "Reply with the corrected declaration only.")
+                   if diff else DECLARATION_INSTRUCTION)
     owner = f"It is a method inside:\n```{fence}\n{decl.owner}\n```\n\n" if decl.owner else ""
     return template("repair").format(language=language, fence=fence, context=decl.context.rstrip() or "(none)",
                                      owner=owner, broken=broken.rstrip(), diagnostics=diagnostics,

@@ -32,6 +32,10 @@ def with_context(instruction: str, context: str, fence: str = "rust") -> str:
             f"\n\n{instruction.strip()}")
 
 
+# what a repair prompt (a row's, a feedback turn's) asks for last
+DECLARATION_INSTRUCTION = "Reply with the corrected declaration only."
+
+
 def language_and_fence(lang: str) -> tuple[str, str]:
     """How prompts name a language, and the tag of its code fences."""
     return ("Rust", "rust") if lang == "rust" else ("Vox", "vox")

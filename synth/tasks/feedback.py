@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from synth.prompting.templates import language_and_fence, template
+from synth.prompting.templates import DECLARATION_INSTRUCTION, language_and_fence, template
 from synth.tasks.completion import defines
 from synth.tasks.diagnostics import render_diagnostics
 if TYPE_CHECKING:  # annotations only
@@ -30,12 +30,13 @@ def feedback_prompt(task: Task, code: str, verdict: Verdict) -> str:
     diagnostics = render_diagnostics(verdict, code, lines_before(task, code)) or "error: it does not compile"
     return template("repair").format(language=language, fence=fence, context=task.context.rstrip() or "(none)",
                                      owner="", broken=code.rstrip(), diagnostics=diagnostics,
-                                     instruction="Reply with the corrected declaration only.").strip()
+                                     instruction=DECLARATION_INSTRUCTION).strip()
 
 
 def feedback_task(task: Task, code: str, verdict: Verdict) -> Task:
-    """The task of the next turn: the same check, the feedback as its prompt."""
-    return task.model_copy(update={"prompt": feedback_prompt(task, code, verdict)})
+    """The task of the next turn: the same check, the feedback as its prompt (the answer as the
+    broken declaration it shows)."""
+    return task.model_copy(update={"prompt": feedback_prompt(task, code, verdict), "broken": code})
 
 
 def sent_back(code: str, verdict: Verdict | None) -> bool:

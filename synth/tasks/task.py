@@ -51,7 +51,7 @@ class Task(BaseModel):
     before: str = ""  # the checked file up to the answer (context, impl header), when not `context` + answer
     after: str = ""  # ... and after it
     # repair only
-    broken: str = ""  # the declaration as the prompt shows it, which the compiler rejected
+    broken: str = ""  # the declaration as the prompt shows it, which the compiler rejected (a feedback turn's too)
     signature: str = ""  # the original signature: an answer that changes it does not count
     kind: str = ""  # the declaration's kind (fn, method, impl): where a signature probe goes
     operator: str = ""  # the mutation operator that broke it

@@ -138,6 +138,13 @@ def test_sft_run_completes_with_a_live_adapter_and_a_manifest(setup, capsys):
     from synth.prompting.chat import chat_template
     template = saved.get("chat_template") or (out / "adapter" / "chat_template.jinja").read_text()
     assert template == chat_template()  # the adapter ships the training template for serving
+    from synth.llm.local import LocalSampler
+    prompts = [t["prompt"] for t in map(json.loads, (setup / "heldout.jsonl").read_text().splitlines())]
+    adapted = LocalSampler(setup / "model", dtype="float32", adapter=out / "adapter", max_new_tokens=24)
+    assert type(adapted.model).__name__ == "LlamaForCausalLM"  # merged: no adapter layers left to run
+    merged = LocalSampler(out / "merged", dtype="float32", max_new_tokens=24)
+    assert adapted.greedy(prompts) == merged.greedy(prompts)  # what SFT saved as merged, decoded alike
+    assert adapted.greedy(prompts) != LocalSampler(setup / "model", dtype="float32", max_new_tokens=24).greedy(prompts)
 
 
 def test_a_planted_inert_adapter_fails_the_run(setup, tmp_path, capsys):

@@ -95,6 +95,9 @@ class Profile(_Strict):
     data: str = ""  # a snapshot directory (train.jsonl.zst, val.jsonl.zst) from `synth assemble`
     output_dir: str = "runs/train"
     seed: int = 0
+    # how the model answers a repair prompt, in training and evaluation alike: the whole corrected
+    # declaration, or only the lines that change as SEARCH/REPLACE blocks (synth/tasks/edits.py)
+    repair_answers: Literal["declaration", "edit"] = "declaration"
     lora: LoraSettings = Field(default_factory=LoraSettings)
     sft: SftSettings = Field(default_factory=SftSettings)
     grpo: GrpoSettings = Field(default_factory=GrpoSettings)
