@@ -112,15 +112,17 @@ def file_answers(path: str | Path):
 
 def after_baseline(baseline, answer, judge: Judge):
     """First answers that start from a baseline's (`baseline_answers`): where its answer counts, it
-    is the answer; where it changed the code and rustc rejects the change, the model gets that code
-    back with its errors (`feedback_task`); elsewhere (nothing changed, nothing applies, or it
-    compiles but does not count) the model answers the task itself. The baseline then gets the
-    model's repair answers in turn (`polish`). Returns the answers and, per task id the baseline
-    had a hand in, "baseline" (its answer alone) or "after model"."""
+    is the answer; where its change got the code further (rustc rejects it, but with fewer errors
+    and none new: one error of two fixed) the model gets that code back with its errors
+    (`feedback_task`); elsewhere (nothing changed, nothing applies, a guess that failed with an
+    error of its own, or it compiles but does not count) the model answers the task itself. The
+    baseline then gets the model's repair answers in turn (`polish`). Returns the answers and, per
+    task id the baseline had a hand in, "baseline" (its answer alone) or "after model"."""
     def start(tasks: list[Task]) -> tuple[list[list[str] | None], dict[str, str]]:
         given = baseline(tasks)
         tried = [i for i, g in enumerate(given) if g is not None]
         outcomes = dict(zip(tried, judge.judge([tasks[i] for i in tried], [given[i][0] for i in tried])))
+        before = dict(zip(tried, judge.check([tasks[i] for i in tried], [tasks[i].broken for i in tried])))
         asks: list[tuple[int, Task]] = []
         for i, task in enumerate(tasks):
             outcome = outcomes.get(i)
@@ -128,7 +130,7 @@ def after_baseline(baseline, answer, judge: Judge):
                 continue
             code = answer_code(given[i][0]) if outcome is not None else ""
             changed = code.strip() and code.strip() != (task.broken or "").strip()
-            sent = changed and worth_a_turn(task, code, outcome.verdict)
+            sent = changed and worth_a_turn(task, code, outcome.verdict) and further(before[i], outcome.verdict)
             asks.append((i, feedback_task(task, code, outcome.verdict) if sent else task))
         replies = answer([t for _, t in asks]) if asks else []
         replies, polished = polish(baseline, judge, [tasks[i] for i, _ in asks], replies)
@@ -138,6 +140,13 @@ def after_baseline(baseline, answer, judge: Judge):
         return out, {**{tasks[i].id: "baseline" for i, o in outcomes.items() if o.solved},
                      **{tasks[asks[n][0]].id: "after model" for n in polished}}
     return start
+
+
+def further(before, after) -> bool:
+    """rustc's errors after a change are fewer than before it, and none is of a new kind (a
+    placeholder filled with a value the type does not have adds an error of its own)."""
+    codes = lambda verdict: [e.code for e in verdict.errors]  # noqa: E731
+    return len(codes(after)) < len(codes(before)) and set(codes(after)) <= set(codes(before))
 
 
 def polish(baseline, judge: Judge, tasks: list[Task], replies: list[list[str]]) -> tuple[list[list[str]], set[int]]:

@@ -1,6 +1,7 @@
 """The compiler's help as the baseline a repair model must beat, on real rustc and cargo: every
 suggestion rustc makes (`rustc_all`, MaybeIncorrect ones too, none with placeholders) and the
-rules on its words (`compiler_words`), each judged like a model, standalone and in a crate."""
+rules on its words (`compiler_words`, placeholders filled by type), each judged like a model,
+standalone and in a crate."""
 import pytest
 
 from oracles.cargo.crate import CargoCrateOracle
@@ -49,7 +50,24 @@ def test_every_suggestion_and_the_rules_on_rustcs_words(rust_oracle):
     # the return type rustc found, and the import it suggests: only the rules put them in
     assert words["return type"] and not every["return type"]
     assert words["import"] and words["similar local"] and words["field"]
-    assert not every["argument count"] and not words["argument count"]  # rustc's help has a placeholder
+    # rustc's help has a placeholder: every suggestion leaves it, the rules fill it with a value of its type
+    assert not every["argument count"] and words["argument count"]
+
+
+def test_a_placeholder_is_filled_with_a_value_of_the_type_it_names(rust_oracle):
+    """What compiles without being the argument meant: `0`, `""`, `false`, `Default::default()`.
+    A check without tests cannot tell it from the original, so it is what the compiler gives."""
+    before = ("pub struct Pair(u32, String);\n\nfn weigh(a: u8, b: &str, c: bool, d: &Vec<u8>) -> usize {\n"
+              "    a as usize + b.len() + c as usize + d.len()\n}\n\n")
+    original = ("pub fn total() -> usize {\n    let p = Pair(1, String::from(\"x\"));\n"
+                "    weigh(2, \"ab\", true, &vec![1]) + p.0 as usize\n}")
+    broken = original.replace(', String::from("x")', "").replace(", true, &vec![1]", "")
+    t = task("placeholders", original, broken, before)
+    judge = Judge({"rust": rust_oracle})
+    answer = compiler_answers("compiler_words", [t], judge)[0]
+    assert "Pair(1, Default::default())" in answer and 'weigh(2, "ab", false, &Default::default())' in answer
+    assert solved([t], [answer], judge) == {"placeholders": True}
+    assert compiler_answers("rustc_all", [t], judge)[0] == broken  # none of rustc's own is without one
 
 
 def test_the_nearest_name_when_rustc_offers_none(rust_oracle):

@@ -120,8 +120,8 @@ def test_a_model_after_the_compilers_help_repairs_what_it_leaves(tmp_path, rust_
                     before=CONTEXT + "\n", after="\n")
     original = "pub fn both(s: &str) -> usize {\n    let total = len_of(s);\n    total\n}"
     tasks = [repair_task("named", original, original.replace("    total\n}", "    totals\n}")),
-             repair_task("two", original, original.replace("len_of(s)", "len_of()").replace("    total\n}", "    totals\n}")),
-             repair_task("count", original, original.replace("len_of(s)", "len_of()"))]
+             repair_task("two", original, original.replace("len_of(s)", "len_of(5)").replace("    total\n}", "    totals\n}")),
+             repair_task("count", original, original.replace("len_of(s)", "len_of(5)"))]  # rustc suggests nothing
     judge = Judge({"rust": rust_oracle})
     asked = []
 
@@ -133,8 +133,8 @@ def test_a_model_after_the_compilers_help_repairs_what_it_leaves(tmp_path, rust_
     result = evaluate(EvalSettings(decoding="greedy", k=1, samples=1), model, judge, tasks, "m after", start)
     assert [t.id for t in asked] == ["two", "count"]  # the name alone is the compiler's: no model call
     two, count = asked
-    assert "The compiler says:" in two.prompt and "let total = len_of();" in two.prompt and "totals" not in two.prompt
-    assert "error[E0061]" in two.prompt and "E0425" not in two.prompt  # the error the compiler's fix left
+    assert "The compiler says:" in two.prompt and "let total = len_of(5);" in two.prompt and "totals" not in two.prompt
+    assert "error[E0308]" in two.prompt and "E0425" not in two.prompt  # the error the compiler's fix left
     assert count.prompt == tasks[2].prompt  # it changed nothing: the task as it is
     assert result["helped"] == {"baseline": 1, "after model": 1} and result["families"]["repair"]["compile_rate"] == 1.0
     assert {a["id"]: a.get("helped") for a in result["answers"]} == {"named": "baseline", "two": None,
@@ -146,3 +146,26 @@ def test_a_model_after_the_compilers_help_repairs_what_it_leaves(tmp_path, rust_
     assert figures["best_free"] == round(1 / 3, 4) and figures["sft"] == 1.0
     assert figures["sft_vs_best_free"]["compile_rate"]["delta"] == pytest.approx(2 / 3, abs=1e-4)
     assert figures["beyond_compiler"] == {"tasks": 2, "sft": 1.0, "grpo": 1.0}
+
+
+def test_a_compiler_guess_that_fails_with_an_error_of_its_own_leaves_the_model_the_task(rust_oracle):
+    """best_free fills rustc's placeholder for a missing argument with `Default::default()`; where the
+    type has no default, that adds an error of its own (E0277): the model gets the task as it was,
+    not the guess."""
+    from training.evaluate import after_baseline, baseline_answers
+    token = "pub struct Token(u8);\n\nfn tagged(s: &str, _t: Token) -> usize {\n    s.len()\n}\n\n"
+    original = "pub fn tag(s: &str) -> usize {\n    tagged(s, Token(1))\n}"
+    task = Task(id="guess", lang="rust", family="repair", prompt="fix guess", must_define=["fn tag"],
+                reference=original, broken=original.replace("tagged(s, Token(1))", "tagged(s)"),
+                signature="pub fn tag(s: &str) -> usize", kind="fn", before=CONTEXT + "\n" + token, after="\n")
+    judge = Judge({"rust": rust_oracle})
+    guess = baseline_answers("best_free", judge)([task])[0][0]
+    assert "tagged(s, Default::default())" in guess and not judge.judge([task], [guess])[0].solved
+    asked = []
+
+    def model(batch, k=None):
+        asked.extend(batch)
+        return [[f"```rust\n{original}\n```"] for _ in batch]
+    answers, helped = after_baseline(baseline_answers("best_free", judge), model, judge)([task])
+    assert [t.prompt for t in asked] == ["fix guess"] and helped == {}
+    assert judge.judge([task], answers[0])[0].solved

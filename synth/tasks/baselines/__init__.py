@@ -10,7 +10,8 @@
 - `compiler_words`: the best repairer built from rustc's output alone, no model
   (synth/tasks/baselines/compiler_words.py): rules on its words (similar names, expected and found types, the
   binding to make `mut`, the import it suggests, the nearest name it did not find), and where no
-  rule speaks to an error, that error's own suggestion as in `rustc_all`.
+  rule speaks to an error, that error's own suggestion as in `rustc_all`, or the one whose typed
+  placeholders it fills (`/* usize */` -> `0`).
 - `reference`: the verified answer itself. Every task should count: a check of the judge and of
   the task's placement (a task whose own reference fails cannot measure anything).
 `best_free` (synth eval and the loop) is, per task, whichever of `rustc_all` and

@@ -11,7 +11,11 @@ Each rule answers one kind of error rustc words plainly:
 - a binding it says is not mutable (E0384, E0596, E0594): `mut` on it (`&mut self` for self);
 - an import it suggests: the `use` line, at the top of the function's body;
 and an error no rule speaks to gets its own suggestion (the first without placeholders), as
-`rustc_all` applies it. Positions are the declaration's own (synth/tasks/baselines/ moves them)."""
+`rustc_all` applies it; where its only suggestion has placeholders (`provide the argument:
+`(x, /* usize */)``), each is filled with a value of the type it names (`0`, `""`, `false`,
+`Default::default()`). That compiles, and whether it is the value meant no check without tests
+can tell: a model's fix of the same kind is no repair beyond the compiler. Positions are the
+declaration's own (synth/tasks/baselines/ moves them)."""
 from __future__ import annotations
 
 import difflib
@@ -28,6 +32,8 @@ IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 EXPECTED_FOUND = re.compile(r"expected `([^`]+)`, found `([^`]+)`")
 NOT_MUTABLE = re.compile(r"(?:cannot assign twice to immutable variable|cannot borrow|cannot assign to) `\*?([^`]+)`")
 UNRESOLVED = ("E0425", "E0609", "E0560")
+TYPED_PLACEHOLDER = re.compile(r"/\* ([^*]+?) \*/")
+INTEGERS = frozenset(f"{sign}{bits}" for sign in "ui" for bits in ("8", "16", "32", "64", "128", "size"))
 
 
 def word_edits(code: str, diagnostics: list[Diagnostic]) -> list[Edit]:
@@ -38,7 +44,7 @@ def word_edits(code: str, diagnostics: list[Diagnostic]) -> list[Edit]:
         if d.severity != "error":
             continue
         mine = (_similar_name(code, d) or _nearest_name(code, tree, d) or _found_type(code, tree, d)
-                or _make_mutable(code, tree, d) or _import(code, tree, d) or first_fix(d))
+                or _make_mutable(code, tree, d) or _import(code, tree, d) or first_fix(d) or _filled(d))
         edits.extend(mine)
     return edits
 
@@ -47,6 +53,30 @@ def first_fix(d: Diagnostic) -> list[Edit]:
     """The diagnostic's first suggestion that has no placeholder."""
     usable = [f for f in d.fixes if f.applicability != "HasPlaceholders"]
     return [tuple(e) for e in usable[0].edits] if usable else []
+
+
+def _filled(d: Diagnostic) -> list[Edit]:
+    """The diagnostic's first suggestion whose only placeholders are typed ones (`/* u32 */`),
+    each filled with a value of its type."""
+    for fix in d.fixes:
+        texts = [e[4] for e in fix.edits]
+        if fix.applicability == "HasPlaceholders" and any(TYPED_PLACEHOLDER.search(t) for t in texts) \
+                and not any("todo!" in t or "/*" in TYPED_PLACEHOLDER.sub("", t) for t in texts):
+            return [(*e[:4], TYPED_PLACEHOLDER.sub(lambda m: value_of(m.group(1)), e[4])) for e in fix.edits]
+    return []
+
+
+def value_of(type_name: str) -> str:
+    """A value of the named type, the plainest one that compiles."""
+    name = type_name.strip()
+    if name in INTEGERS:
+        return "0"
+    simple = {"f32": "0.0", "f64": "0.0", "bool": "false", "char": "'\\0'", "&str": '""', "&'static str": '""'}
+    if name in simple:
+        return simple[name]
+    if name.startswith("&mut "):
+        return "&mut Default::default()"
+    return "&Default::default()" if name.startswith("&") else "Default::default()"
 
 
 def char_edits(code: str, edits: list[Edit]) -> str:
