@@ -62,7 +62,7 @@ def grpo_trainer(profile: Profile, output_dir: str, rewards: CompilerRewards, ta
     args = build(GRPOConfig, grpo_kwargs(profile, output_dir))
     lora = build(LoraConfig, lora_kwargs(profile))
     model, tokenizer = load_model(profile.model)
-    trainer = GRPOTrainer(model=model, reward_funcs=rewards.functions(), args=args, train_dataset=task_dataset(tasks, profile.repair_answers == "edit"),
+    trainer = GRPOTrainer(model=model, reward_funcs=rewards.functions(), args=args, train_dataset=task_dataset(tasks, profile.edits),
                           processing_class=tokenizer, peft_config=lora, callbacks=callbacks or [])
     return trainer, lora, tokenizer
 
@@ -99,7 +99,7 @@ def _train(profile: Profile, run: RunLifecycle, tasks: list, tasks_path: str, da
     probe = None
     if profile.grpo.probe_samples:
         tasks, probe = learnable_tasks(profile, tasks, judge)
-    rewards = CompilerRewards(judge, {t.id: t for t in tasks}, edits=profile.repair_answers == "edit")
+    rewards = CompilerRewards(judge, {t.id: t for t in tasks}, edits=profile.edits)
     recorder = RunRecorder(data_fingerprint)
     trainer, lora, tokenizer = grpo_trainer(profile, str(run.out), rewards, tasks, [recorder])
     run.begin(trainer, {"tasks": tasks_path, "fingerprint": data_fingerprint, "n_tasks": len(tasks), "probe": probe},
@@ -129,11 +129,10 @@ def learnable_tasks(profile: Profile, tasks: list, judge: Judge) -> tuple[list, 
     if settings.probe_tasks and len(tasks) > settings.probe_tasks:  # a seeded sample, in the file's order
         chosen = set(random.Random(f"{profile.seed}:probe").sample(range(len(tasks)), settings.probe_tasks))
         tasks = [t for i, t in enumerate(tasks) if i in chosen]
-    edits = profile.repair_answers == "edit"
-    samples = sampler.complete([serve_prompt(prompt_for(t, edits)) for t in tasks], k=n, greedy=False,
+    samples = sampler.complete([serve_prompt(prompt_for(t, profile.edits)) for t in tasks], k=n, greedy=False,
                                batch_size=max(1, BATCH_ROWS // n), until=code_is_final)
     outcomes = judge.judge([t for t in tasks for _ in range(n)],
-                           [answer_for(t, c, edits) for t, cs in zip(tasks, samples) for c in cs])
+                           [answer_for(t, c, profile.edits) for t, cs in zip(tasks, samples) for c in cs])
     solved = [sum(o.solved for o in outcomes[i * n:(i + 1) * n]) for i in range(len(tasks))]
     kept = [t for t, s in zip(tasks, solved) if 0 < s < n]
     figures = {"samples_per_task": n, "by_family": {}}

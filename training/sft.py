@@ -91,7 +91,7 @@ def run_sft(profile: Profile, resume: bool = False, merge: bool = True) -> dict:
     run = RunLifecycle("sft", profile)
     train_rows, val_rows = load_split(profile.data)
     groups = check_grouped_split(train_rows, val_rows)
-    if profile.repair_answers == "edit":  # the same verified rows, asked and answered as edits
+    if profile.edits:  # the same verified rows, asked and answered as edits
         train_rows, val_rows = [edit_row(r) for r in train_rows], [edit_row(r) for r in val_rows]
     data_fingerprint = snapshot_fingerprint(profile.data)
     checkpoint = str(check_resume(run.out, data_fingerprint)) if resume else None

@@ -240,7 +240,7 @@ def cmd_eval(args) -> int:
     result = run_eval(settings, args.model or profile.model, args.adapter, profile.oracle, args.out,
                       baseline=baseline, seed=profile.seed, tasks_path=args.tasks or settings.tasks,
                       answers=args.answers, family=args.family, after=args.after,
-                      edits=profile.repair_answers == "edit")
+                      edits=profile.edits)
     gate = result.get("gate") or {}
     print(json.dumps({"summary": result["summary"], "families": {f: {k: v for k, v in r.items() if k != "samples"}
                                                                 for f, r in result["families"].items()},

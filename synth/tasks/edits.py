@@ -66,11 +66,6 @@ def apply_edit(broken: str, reply: str) -> str | None:
     return "\n".join(lines)
 
 
-def is_edit(reply: str) -> bool:
-    """Whether a reply answers with SEARCH/REPLACE blocks."""
-    return SEARCH in reply
-
-
 def _find(lines: list[str], search: list[str]) -> int | None:
     if not search:
         return None  # an empty SEARCH names no place
@@ -111,10 +106,17 @@ def prompt_for(task, edits: bool) -> str:
 
 
 def answer_for(task, reply: str, edits: bool) -> str:
-    """A model's reply to `prompt_for(task, edits)` as the answer the judge reads."""
+    """A model's reply to `prompt_for(task, edits)` as the answer the judge reads. An edit's: the
+    declaration it makes, fenced, the reply as written after it (kept for reading; the judge reads
+    the first block); a reply whose edit cannot be applied answers nothing: it is kept as comments."""
     if not (edits and asks_for_declaration(task)):
         return reply
-    return as_answer(task.broken, reply, language_and_fence(task.lang)[1])
+    applied = apply_edit(task.broken, reply)
+    if applied is None:
+        return "// no edit that applies to the declaration:\n" + "".join(f"// {line}\n" for line in reply.split("\n"))
+    # fenced here, not through synth.tasks.baselines.fenced: that module's imports would put the
+    # GRPO reward nine modules above the error root
+    return f"```{language_and_fence(task.lang)[1]}\n{applied}\n```\n{reply}"
 
 
 def edit_row(row: dict) -> dict:
@@ -129,12 +131,3 @@ def edit_row(row: dict) -> dict:
     return {**row, "prompt": prompt, "response": answer, "answer_format": "edit",
             **({"messages": messages} if messages else {})}
 
-
-def as_answer(broken: str, reply: str, fence: str) -> str:
-    """A reply to an edit prompt as the answer the judge reads: the edited declaration in a fenced
-    block, the reply as written after it (kept for reading; the judge reads the first block). A
-    reply whose edit cannot be applied answers nothing: it is kept as comments only."""
-    applied = apply_edit(broken, reply)
-    if applied is None:
-        return "// no edit that applies to the declaration:\n" + "".join(f"// {line}\n" for line in reply.split("\n"))
-    return f"```{fence}\n{applied}\n```\n{reply}"

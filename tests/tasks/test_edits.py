@@ -37,6 +37,8 @@ def test_an_edit_that_names_no_line_of_the_declaration_answers_nothing():
     task = repair("stuck")
     answer = answer_for(task, wrong, edits=True)
     assert wrong.splitlines()[1] in answer and not defines(answer_code(answer), task.must_define)
+    naming = "<<<<<<< SEARCH\npub fn size(s: &String) -> usize {\n=======\npub fn size(s: &str) -> usize {\n>>>>>>> REPLACE"
+    assert not defines(answer_code(answer_for(task, naming, edits=True)), task.must_define)  # no turn for it
     spaced = "<<<<<<< SEARCH\n  let n = len_of();\n=======\n    let n = len_of(s);\n>>>>>>> REPLACE"
     assert apply_edit(BROKEN, spaced) == FIXED  # a line's indentation is not what names it
     assert answer_for(task, wrong, edits=False) == wrong

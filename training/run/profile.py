@@ -104,6 +104,11 @@ class Profile(_Strict):
     eval: EvalSettings = Field(default_factory=EvalSettings)
     oracle: OracleSettings = Field(default_factory=OracleSettings)
 
+    @property
+    def edits(self) -> bool:
+        """Repair prompts ask for, and repair answers are read as, SEARCH/REPLACE edits."""
+        return self.repair_answers == "edit"
+
 
 class ProfileError(InputError):
     pass
