@@ -12,12 +12,14 @@ A thin driver over the commands a user runs (examples/loop/: the config and the 
     synth eval --model SFT --baseline base.json
     synth eval --model SFT --after best_free --family repair
                                                             the compiler's help first, the model on what it leaves
+    synth eval --model SFT --after best_free --family repair --samples 8 --pick compiled --turns 1
+                                                            and the model sampled 8 times, rustc picking one
     synth selfrepair --answers base=... --answers sft=...  the two models' rejected codegen answers as tasks
     synth eval --tasks RUN/tasks/selfrepair.jsonl --turns 1 (base, SFT, GRPO): repairing real mistakes
     synth train grpo --model SFT                            GRPO, the compiler as reward
     synth eval --model SFT --adapter GRPO --baseline sft.json
 
-Each evaluation is greedy on the same held-out tasks (crates not used in training), per family,
+Each evaluation is greedy (the picked one aside) on the same held-out tasks (crates not used in training), per family,
 with paired-bootstrap intervals (answer groups resampled). `--ablate mens` trains a second SFT
 model on audit-style error-correction rows in place of synth's repair rows (same declarations,
 same number of rows and steps: benchmarks/mens_rows.py) and compares both on the held-out repair
@@ -33,6 +35,7 @@ from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, turn_gain, w
 RATES = ("compile_rate", "pass_at_1")
 COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words", "best_free")
 FIRST = "best_free"  # what a user runs first for free: the model is also measured repairing what it leaves
+PICKED = 8  # samples a task where the compiler picks the answer (rejection sampling, as a user runs it)
 # the operators of the loop before issue "Repair beyond the compiler": their tasks' figure, for continuity
 OLD_OPERATORS = ("unresolved_name", "return_type_mismatch", "argument_count", "use_after_move", "immutable_binding",
                  "conflicting_borrow", "missing_method", "missing_field", "dropped_try", "missing_trait_method",
@@ -79,6 +82,9 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
         if number == rounds:
             evals["sft_after_free"] = loop.eval("eval_after_free", "sft_after_free", "--model", sft_model,
                                                 "--after", FIRST, "--family", "repair")
+            evals["sft_picked_after_free"] = loop.eval("eval_picked", "sft_picked_after_free", "--model", sft_model,
+                                                       "--after", FIRST, "--family", "repair", "--turns", "1",
+                                                       "--samples", str(PICKED), "--pick", "compiled")
         if number == 1:  # the held-out mistakes of the base and round-1 models: every round is measured on them
             selfrepair = selfrepair_tasks(loop, ("base", name))
         if selfrepair is not None:
@@ -241,13 +247,21 @@ def after_compiler(evals: dict, family: str, seed: int) -> dict:
     paired, and on the tasks the help fails (the model's own share)."""
     sft = evals["sft_after_free"]
     grpo = evals.get("grpo_after_free") or sft
-    named = {"base": evals["base"], "sft": sft, "grpo": grpo, "best_free": evals[FIRST]}
+    picked = evals.get("sft_picked_after_free")
+    named = {"base": evals["base"], "sft": sft, "grpo": grpo, **({"sft_picked": picked} if picked else {}),
+             "best_free": evals[FIRST]}
     beyond = beyond_compiler(named, family)
     beyond.pop("base")
-    return {"first": FIRST, "best_free": _rate(evals[FIRST], family), "sft": _rate(sft, family),
-            "grpo": _rate(grpo, family), "sft_vs_best_free": paired(evals[FIRST], sft, family, seed),
-            "grpo_vs_best_free": paired(evals[FIRST], grpo, family, seed), "beyond_compiler": beyond,
-            "turns": {"sft": sft["families"][family].get("turns"), "grpo": grpo["families"][family].get("turns")}}
+    out = {"first": FIRST, "best_free": _rate(evals[FIRST], family), "sft": _rate(sft, family),
+           "grpo": _rate(grpo, family), "sft_vs_best_free": paired(evals[FIRST], sft, family, seed),
+           "grpo_vs_best_free": paired(evals[FIRST], grpo, family, seed), "beyond_compiler": beyond,
+           "turns": {"sft": sft["families"][family].get("turns"), "grpo": grpo["families"][family].get("turns")}}
+    if picked:  # the SFT model sampled PICKED times a task, the compiler picking (one answer counted)
+        out["sft_picked"] = {"samples": PICKED, "rate": _rate(picked, family),
+                             "any_sample_rate": picked["families"][family].get("any_sample_rate"),
+                             "vs_best_free": paired(evals[FIRST], picked, family, seed),
+                             "vs_sft_greedy": paired(sft, picked, family, seed)}
+    return out
 
 
 def by_operator(models: dict, family: str) -> dict:

@@ -35,6 +35,7 @@ from synth.tasks.passk import compare_results, pass_at_k
 from synth.tasks.task import FAMILIES, Task, load_tasks
 
 from synth.prompting.chat import serve_prompt
+from training.after_baseline import after_baseline
 from training.data.dataset import fingerprint
 from training.run.profile import EvalSettings
 
@@ -110,63 +111,6 @@ def file_answers(path: str | Path):
     return answer
 
 
-def after_baseline(baseline, answer, judge: Judge):
-    """First answers that start from a baseline's (`baseline_answers`): where its answer counts, it
-    is the answer; where its change got the code further (rustc rejects it, but with fewer errors
-    and none new: one error of two fixed) the model gets that code back with its errors
-    (`feedback_task`); elsewhere (nothing changed, nothing applies, a guess that failed with an
-    error of its own, or it compiles but does not count) the model answers the task itself. The
-    baseline then gets the model's repair answers in turn (`polish`). Returns the answers and, per
-    task id the baseline had a hand in, "baseline" (its answer alone) or "after model"."""
-    def start(tasks: list[Task]) -> tuple[list[list[str] | None], dict[str, str]]:
-        given = baseline(tasks)
-        tried = [i for i, g in enumerate(given) if g is not None]
-        outcomes = dict(zip(tried, judge.judge([tasks[i] for i in tried], [given[i][0] for i in tried])))
-        before = dict(zip(tried, judge.check([tasks[i] for i in tried], [tasks[i].broken for i in tried])))
-        asks: list[tuple[int, Task]] = []
-        for i, task in enumerate(tasks):
-            outcome = outcomes.get(i)
-            if outcome is not None and outcome.solved:
-                continue
-            code = answer_code(given[i][0]) if outcome is not None else ""
-            changed = code.strip() and code.strip() != (task.broken or "").strip()
-            sent = changed and worth_a_turn(task, code, outcome.verdict) and further(before[i], outcome.verdict)
-            asks.append((i, feedback_task(task, code, outcome.verdict) if sent else task))
-        replies = answer([t for _, t in asks]) if asks else []
-        replies, polished = polish(baseline, judge, [tasks[i] for i, _ in asks], replies)
-        out = list(given)
-        for (i, _), reply in zip(asks, replies):
-            out[i] = reply
-        return out, {**{tasks[i].id: "baseline" for i, o in outcomes.items() if o.solved},
-                     **{tasks[asks[n][0]].id: "after model" for n in polished}}
-    return start
-
-
-def further(before, after) -> bool:
-    """rustc's errors after a change are fewer than before it, and none is of a new kind (a
-    placeholder filled with a value the type does not have adds an error of its own)."""
-    codes = lambda verdict: [e.code for e in verdict.errors]  # noqa: E731
-    return len(codes(after)) < len(codes(before)) and set(codes(after)) <= set(codes(before))
-
-
-def polish(baseline, judge: Judge, tasks: list[Task], replies: list[list[str]]) -> tuple[list[list[str]], set[int]]:
-    """Each repair answer with the baseline's fixes applied to it, where that makes it count (the
-    compiler's help after the model, as `cargo fix` after an edit); and which tasks gained one."""
-    spots = [(n, s) for n, r in enumerate(replies) for s, c in enumerate(r)
-             if tasks[n].family == "repair" and answer_code(c).strip()]
-    again = [tasks[n].model_copy(update={"broken": answer_code(replies[n][s])}) for n, s in spots]
-    fixed = baseline(again) if again else []
-    changed = [(spot, f[0]) for spot, f, t in zip(spots, fixed, again)
-               if f is not None and answer_code(f[0]).strip() != t.broken.strip()]
-    outcomes = judge.judge([tasks[n] for (n, _), _ in changed], [f for _, f in changed]) if changed else []
-    out, gained = [list(r) for r in replies], set()
-    for ((n, s), f), outcome in zip(changed, outcomes):
-        if outcome.solved:
-            out[n][s] = f
-            gained.add(n)
-    return out, gained
-
-
 def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], name: str, start=None) -> dict:
     """Every task's answers (`answer(tasks)`: completions per task, None where it does not apply)
     judged in one batched call; results per task, per family and overall. With `turns` > 1, each
@@ -178,21 +122,29 @@ def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], na
         raise InputError(f"eval.samples ({settings.samples}) must be at least eval.k ({settings.k})")
     completions, helped = start(tasks) if start else (answer(tasks), {})
     answered = [(t, c) for t, c in zip(tasks, completions) if c is not None]
+    outcomes = judge.judge([t for t, cs in answered for _ in cs], [c for _, cs in answered for c in cs])
+    chosen, every = {}, []
+    if settings.pick == "compiled":
+        answered, outcomes, chosen, every = pick_compiled(answered, outcomes)
     flat_tasks = [t for t, cs in answered for _ in cs]
-    outcomes = judge.judge(flat_tasks, [c for _, cs in answered for c in cs])
     by_turn, later = turns_of(settings.turns, answer, judge, flat_tasks, [c for _, cs in answered for c in cs], outcomes)
-    per_task, kept, start, every = {}, {}, 0, []
+    per_task, kept, start = {}, {}, 0
     for task, mine in answered:
         got = outcomes[start:start + len(mine)]
         per_task[task.id] = task_result(task, mine, got, settings.k)
+        if task.id in chosen:
+            per_task[task.id].update(zip(("picked", "any_sample", "solved_by_samples"), chosen[task.id]))
         if settings.turns > 1:
             per_task[task.id]["solved_by_turn"] = [sum(turn[start:start + len(mine)]) / len(mine) for turn in by_turn]
         start += len(mine)
         kept.setdefault(task.family, []).extend((task.id, c) for c in mine[:1])
-        every += [{"id": task.id, "sample": n, "answer": c, "solved": o.solved, "passed": o.passed,
+        every += [{"id": task.id, "sample": chosen[task.id][0] if chosen else n, "answer": c, "solved": o.solved, "passed": o.passed,
                    "refused": o.refused, "first_error": o.first_error,
-                   **({"helped": helped[task.id]} if task.id in helped else {})}
+                   **({"helped": helped[task.id]} if task.id in helped else {}), **({"picked": True} if chosen else {})}
                   for n, (c, o) in enumerate(zip(mine, got))]
+    if chosen:  # every sample in its task's order, as `--answers FILE` reads them back
+        position = {task.id: n for n, (task, _) in enumerate(answered)}
+        every.sort(key=lambda e: (position[e["id"]], e["sample"]))
     every += later
     families = {family: family_result([p for p in per_task.values() if p["family"] == family], settings.k)
                 for family in FAMILIES if any(p["family"] == family for p in per_task.values())}
@@ -204,6 +156,42 @@ def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], na
             **({"helped": dict(Counter(helped.values()))} if start else {}),
             "oracle": {"check_calls": judge.calls, "completions_checked": judge.checked,
                        "completions_compiled": judge.compiled}}
+
+
+# what a user sees wrong with code rustc accepts without a reference answer (a changed signature needs one)
+SEEN_WITHOUT_REFERENCE = ("hollow", "own attribute", "not defined")
+
+
+def pick_compiled(answered: list[tuple[Task, list[str]]], outcomes: list[Outcome]):
+    """Rejection sampling as a user runs it: per task, of its samples in order, the first that
+    rustc accepts and that is not hollow, adds no attribute and defines what was asked (the first
+    sample where none is). Returns the tasks with that one answer, its outcome, per task id (the
+    sample picked, whether any sample counts: what a perfect picker would get, and whether the pick
+    of its first 1, 2, 4, ... samples counts: the curve in samples of one run), and the samples not
+    picked as answers.jsonl keeps them."""
+    picked, got_picked, chosen, others, start = [], [], {}, [], 0
+    for task, mine in answered:
+        got = outcomes[start:start + len(mine)]
+        start += len(mine)
+        usable = [o.compiled and o.refused not in SEEN_WITHOUT_REFERENCE for o in got]
+        n = usable.index(True) if any(usable) else 0
+        picked.append((task, [mine[n]]))
+        got_picked.append(got[n])
+        curve = {str(m): got[usable.index(True) if any(usable[:m]) else 0].solved for m in _doublings(len(got))}
+        chosen[task.id] = (n, any(o.solved for o in got), curve)
+        others += [{"id": task.id, "sample": m, "answer": c, "solved": o.solved, "passed": o.passed, "refused": o.refused,
+                    "first_error": o.first_error, "picked": False} for m, (c, o) in enumerate(zip(mine, got)) if m != n]
+    return picked, got_picked, chosen, others
+
+
+def _doublings(n: int) -> list[int]:
+    """1, 2, 4, ... up to n samples, and n itself."""
+    return sorted({*(2 ** e for e in range(n.bit_length()) if 2 ** e <= n), n})
+
+
+def _pick_of(curve: dict[str, bool], samples: int) -> bool:
+    """A task's pick of its first `samples` samples (of all it has, where it has fewer)."""
+    return curve[str(max(int(m) for m in curve if int(m) <= samples))]
 
 
 def turns_of(turns: int, answer, judge: Judge, tasks: list[Task], completions: list[str], outcomes: list[Outcome]):
@@ -257,6 +245,11 @@ def family_result(results: list[dict], k: int) -> dict:
     if results and all("solved_by_turn" in r for r in results):  # the compile rate after each turn
         out["turns"] = [round(_mean([r["solved_by_turn"][t] for r in results]), 4)
                         for t in range(len(results[0]["solved_by_turn"]))]
+    if results and all("any_sample" in r for r in results):  # picked by the compiler: what a perfect picker gets
+        out["any_sample_rate"] = round(_mean([r["any_sample"] for r in results]), 4)
+        sizes = sorted({int(m) for r in results for m in r["solved_by_samples"]})
+        out["picked_by_samples"] = {str(m): round(_mean([_pick_of(r["solved_by_samples"], m) for r in results]), 4)
+                                    for m in sizes}
     if results and all("exact" in r for r in results):
         out["exact_rate"] = round(_mean([r["exact"] for r in results]), 4)
         out["deleted_rate"] = round(_mean([r["deleted"] for r in results]), 4)

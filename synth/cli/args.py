@@ -185,6 +185,11 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--examples", help="tasks file the worked examples come from (e.g. RUN/tasks/rl.jsonl)")
     evaluate.add_argument("--turns", type=int, help="answers in all per sample: one the compiler rejects goes back "
                           "with its errors for another (compile@1, compile@2, ... per family)")
+    evaluate.add_argument("--samples", type=int, help="N sampled answers per task at the profile's temperature "
+                          "(default: [eval] decoding and samples of the profile)")
+    evaluate.add_argument("--pick", choices=["all", "compiled"], help="all: every sample counts (pass@1, pass@k); "
+                          "compiled: rejection sampling, one answer a task, the first sample rustc accepts that is not "
+                          "hollow, adds no attribute and defines what was asked (any_sample_rate: a perfect picker)")
     evaluate.add_argument("--family", choices=["codegen", "repair", "selfrepair"], help="only the tasks of this family")
     evaluate.add_argument("--answers", metavar="BASELINE|FILE",
                           help="no model: judge a baseline's answers (unchanged: the broken code; rustc: its "

@@ -234,8 +234,13 @@ def cmd_eval(args) -> int:
     profile = load_profile(args.profile)
     settings = profile.eval.model_copy(update={k: v for k, v in (("decoding", args.decoding), ("shots", args.shots),
                                                                  ("examples", args.examples), ("turns", args.turns),
-                                                                 ("dtype", args.dtype))
+                                                                 ("dtype", args.dtype), ("pick", args.pick))
                                                    if v is not None})
+    if args.samples is not None:  # N sampled answers a task (pass@k for k up to N)
+        if args.samples < 1:
+            raise UsageError("--samples must be at least 1")
+        settings = settings.model_copy(update={"decoding": "sample", "samples": args.samples,
+                                               "k": min(settings.k, args.samples)})
     baseline = _read_json(args.baseline, "baseline evaluation") if args.baseline else None
     result = run_eval(settings, args.model or profile.model, args.adapter, profile.oracle, args.out,
                       baseline=baseline, seed=profile.seed, tasks_path=args.tasks or settings.tasks,

@@ -70,6 +70,18 @@ def test_a_placeholder_is_filled_with_a_value_of_the_type_it_names(rust_oracle):
     assert compiler_answers("rustc_all", [t], judge)[0] == broken  # none of rustc's own is without one
 
 
+def test_a_literal_of_the_wrong_type_becomes_one_of_the_type_expected(rust_oracle):
+    """`expected `usize`, found `&str`` under `"3"`: the number it spells; under `7` where a `&str`
+    is expected, a value of that type (`""`: it compiles, the string meant is lost)."""
+    original = 'pub fn label(n: usize) -> usize {\n    let s = "ab";\n    len_of(s) + n.pow(3) + len_of("cd")\n}'
+    broken = original.replace("pow(3)", 'pow("3")').replace('len_of("cd")', "len_of(7)")
+    t = task("literal", original, broken)
+    judge = Judge({"rust": rust_oracle})
+    answer = compiler_answers("compiler_words", [t], judge)[0]
+    assert "n.pow(3)" in answer and 'len_of("")' in answer
+    assert solved([t], [answer], judge) == {"literal": True}
+
+
 def test_the_nearest_name_when_rustc_offers_none(rust_oracle):
     """`countt` is too far for rustc's own similar-name help; the rule finds the binding."""
     original = "pub fn tally(xs: &[u32]) -> usize {\n    let counted = xs.len();\n    counted\n}"

@@ -112,7 +112,8 @@ def test_a_model_after_the_compilers_help_repairs_what_it_leaves(tmp_path, rust_
     asked; where it fixed one error of two, the model gets the fixed code with the error left; where
     it changed nothing, the model gets the task itself; and the compiler's help mends the model's
     answer in turn (real rustc, a scripted model)."""
-    from training.evaluate import after_baseline, baseline_answers
+    from training.after_baseline import after_baseline
+    from training.evaluate import baseline_answers
 
     def repair_task(name: str, original: str, broken: str) -> Task:
         return Task(id=name, lang="rust", family="repair", prompt=f"fix {name}", must_define=["fn both"],
@@ -120,8 +121,8 @@ def test_a_model_after_the_compilers_help_repairs_what_it_leaves(tmp_path, rust_
                     before=CONTEXT + "\n", after="\n")
     original = "pub fn both(s: &str) -> usize {\n    let total = len_of(s);\n    total\n}"
     tasks = [repair_task("named", original, original.replace("    total\n}", "    totals\n}")),
-             repair_task("two", original, original.replace("len_of(s)", "len_of(5)").replace("    total\n}", "    totals\n}")),
-             repair_task("count", original, original.replace("len_of(s)", "len_of(5)"))]  # rustc suggests nothing
+             repair_task("two", original, original.replace("len_of(s)", "len_of(s.len())").replace("    total\n}", "    totals\n}")),
+             repair_task("count", original, original.replace("len_of(s)", "len_of(s.len())"))]  # rustc suggests nothing
     judge = Judge({"rust": rust_oracle})
     asked = []
 
@@ -133,7 +134,7 @@ def test_a_model_after_the_compilers_help_repairs_what_it_leaves(tmp_path, rust_
     result = evaluate(EvalSettings(decoding="greedy", k=1, samples=1), model, judge, tasks, "m after", start)
     assert [t.id for t in asked] == ["two", "count"]  # the name alone is the compiler's: no model call
     two, count = asked
-    assert "The compiler says:" in two.prompt and "let total = len_of(5);" in two.prompt and "totals" not in two.prompt
+    assert "The compiler says:" in two.prompt and "let total = len_of(s.len());" in two.prompt and "totals" not in two.prompt
     assert "error[E0308]" in two.prompt and "E0425" not in two.prompt  # the error the compiler's fix left
     assert count.prompt == tasks[2].prompt  # it changed nothing: the task as it is
     assert result["helped"] == {"baseline": 1, "after model": 1} and result["families"]["repair"]["compile_rate"] == 1.0
@@ -152,7 +153,8 @@ def test_a_compiler_guess_that_fails_with_an_error_of_its_own_leaves_the_model_t
     """best_free fills rustc's placeholder for a missing argument with `Default::default()`; where the
     type has no default, that adds an error of its own (E0277): the model gets the task as it was,
     not the guess."""
-    from training.evaluate import after_baseline, baseline_answers
+    from training.after_baseline import after_baseline
+    from training.evaluate import baseline_answers
     token = "pub struct Token(u8);\n\nfn tagged(s: &str, _t: Token) -> usize {\n    s.len()\n}\n\n"
     original = "pub fn tag(s: &str) -> usize {\n    tagged(s, Token(1))\n}"
     task = Task(id="guess", lang="rust", family="repair", prompt="fix guess", must_define=["fn tag"],

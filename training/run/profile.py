@@ -86,6 +86,9 @@ class EvalSettings(_Strict):
     examples: str = ""  # a tasks file whose tasks (with their reference answers) are the worked examples
     # answers in all per sample: one the compiler rejects goes back with its errors for another (compile feedback)
     turns: int = Field(1, gt=0)
+    # all: every sample is an answer (pass@1 over samples, pass@k); compiled: one answer a task, the
+    # first sample the compiler accepts that a user can see is real (training/evaluate.py: pick_compiled)
+    pick: Literal["all", "compiled"] = "all"
     bootstrap: int = Field(2000, gt=99)
     confidence: float = Field(0.95, gt=0.5, lt=1)
 

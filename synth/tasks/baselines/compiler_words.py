@@ -8,6 +8,8 @@ Each rule answers one kind of error rustc words plainly:
   itself binds, or of the fields it lists as available;
 - a mismatch where the return type is what rustc expected (`expected `bool`, found `usize``):
   the type it found, as return type;
+- a literal of the wrong type (`expected `usize`, found `&str``, under `"0"`): a value of the
+  type expected (the literal's own text where that is one: `"0"` -> `0`);
 - a binding it says is not mutable (E0384, E0596, E0594): `mut` on it (`&mut self` for self);
 - an import it suggests: the `use` line, at the top of the function's body;
 and an error no rule speaks to gets its own suggestion (the first without placeholders), as
@@ -33,6 +35,9 @@ EXPECTED_FOUND = re.compile(r"expected `([^`]+)`, found `([^`]+)`")
 NOT_MUTABLE = re.compile(r"(?:cannot assign twice to immutable variable|cannot borrow|cannot assign to) `\*?([^`]+)`")
 UNRESOLVED = ("E0425", "E0609", "E0560")
 TYPED_PLACEHOLDER = re.compile(r"/\* ([^*]+?) \*/")
+LITERAL = re.compile(r'-?[0-9][0-9_]*(\.[0-9_]+)?([iuf](8|16|32|64|128|size))?|"[^"\\]*"|true|false|\'.\'')
+EXPECTED = re.compile(r"expected `([^`]+)`, found ")  # found `&str`, found integer
+NUMBER = re.compile(r"-?[0-9][0-9_]*(\.[0-9_]+)?")
 INTEGERS = frozenset(f"{sign}{bits}" for sign in "ui" for bits in ("8", "16", "32", "64", "128", "size"))
 
 
@@ -44,7 +49,7 @@ def word_edits(code: str, diagnostics: list[Diagnostic]) -> list[Edit]:
         if d.severity != "error":
             continue
         mine = (_similar_name(code, d) or _nearest_name(code, tree, d) or _found_type(code, tree, d)
-                or _make_mutable(code, tree, d) or _import(code, tree, d) or first_fix(d) or _filled(d))
+                or _literal_of(code, d) or _make_mutable(code, tree, d) or _import(code, tree, d) or first_fix(d) or _filled(d))
         edits.extend(mine)
     return edits
 
@@ -133,6 +138,20 @@ def _found_type(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
     if _squeezed(node_text(returns)) != _squeezed(expected) or "{" in found or "impl " in found:
         return []
     return [(*_point(code, returns.start_byte), *_point(code, returns.end_byte), found)]
+
+
+def _literal_of(code: str, d: Diagnostic) -> list[Edit]:
+    said = next((m for t in (d.label or "", d.message, *d.notes) for m in EXPECTED.finditer(t)), None)
+    wrong = _at(code, d)
+    if d.code != "E0308" or said is None or not LITERAL.fullmatch(wrong):
+        return []
+    value = value_of(said.group(1))
+    inner = wrong[1:-1] if wrong.startswith('"') else ""  # `"0"` where a number was meant: the number
+    if NUMBER.fullmatch(inner) and value == "0" and "." not in inner:
+        value = inner
+    elif NUMBER.fullmatch(inner) and value == "0.0":
+        value = inner if "." in inner else f"{inner}.0"
+    return [_replace(d, value)]
 
 
 def _make_mutable(code: str, tree: Node, d: Diagnostic) -> list[Edit]:

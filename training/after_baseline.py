@@ -1,0 +1,67 @@
+"""A model after a baseline (`synth eval --after best_free`): what a user who runs the compiler's
+fixes first and then the model gets. The baseline's answer stands where it counts; where it got
+the code further the model repairs what it left; elsewhere the model answers the task itself;
+and the baseline gets the model's repair answers in turn."""
+from __future__ import annotations
+
+from synth.tasks.completion import answer_code
+from synth.tasks.feedback import feedback_task, worth_a_turn
+from synth.tasks.judge import Judge
+from synth.tasks.task import Task
+
+
+def after_baseline(baseline, answer, judge: Judge):
+    """First answers that start from a baseline's (`baseline_answers`): where its answer counts, it
+    is the answer; where its change got the code further (rustc rejects it, but with fewer errors
+    and none new: one error of two fixed) the model gets that code back with its errors
+    (`feedback_task`); elsewhere (nothing changed, nothing applies, a guess that failed with an
+    error of its own, or it compiles but does not count) the model answers the task itself. The
+    baseline then gets the model's repair answers in turn (`polish`). Returns the answers and, per
+    task id the baseline had a hand in, "baseline" (its answer alone) or "after model"."""
+    def start(tasks: list[Task]) -> tuple[list[list[str] | None], dict[str, str]]:
+        given = baseline(tasks)
+        tried = [i for i, g in enumerate(given) if g is not None]
+        outcomes = dict(zip(tried, judge.judge([tasks[i] for i in tried], [given[i][0] for i in tried])))
+        before = dict(zip(tried, judge.check([tasks[i] for i in tried], [tasks[i].broken for i in tried])))
+        asks: list[tuple[int, Task]] = []
+        for i, task in enumerate(tasks):
+            outcome = outcomes.get(i)
+            if outcome is not None and outcome.solved:
+                continue
+            code = answer_code(given[i][0]) if outcome is not None else ""
+            changed = code.strip() and code.strip() != (task.broken or "").strip()
+            sent = changed and worth_a_turn(task, code, outcome.verdict) and further(before[i], outcome.verdict)
+            asks.append((i, feedback_task(task, code, outcome.verdict) if sent else task))
+        replies = answer([t for _, t in asks]) if asks else []
+        replies, polished = polish(baseline, judge, [tasks[i] for i, _ in asks], replies)
+        out = list(given)
+        for (i, _), reply in zip(asks, replies):
+            out[i] = reply
+        return out, {**{tasks[i].id: "baseline" for i, o in outcomes.items() if o.solved},
+                     **{tasks[asks[n][0]].id: "after model" for n in polished}}
+    return start
+
+
+def further(before, after) -> bool:
+    """rustc's errors after a change are fewer than before it, and none is of a new kind (a
+    placeholder filled with a value the type does not have adds an error of its own)."""
+    codes = lambda verdict: [e.code for e in verdict.errors]  # noqa: E731
+    return len(codes(after)) < len(codes(before)) and set(codes(after)) <= set(codes(before))
+
+
+def polish(baseline, judge: Judge, tasks: list[Task], replies: list[list[str]]) -> tuple[list[list[str]], set[int]]:
+    """Each repair answer with the baseline's fixes applied to it, where that makes it count (the
+    compiler's help after the model, as `cargo fix` after an edit); and which tasks gained one."""
+    spots = [(n, s) for n, r in enumerate(replies) for s, c in enumerate(r)
+             if tasks[n].family == "repair" and answer_code(c).strip()]
+    again = [tasks[n].model_copy(update={"broken": answer_code(replies[n][s])}) for n, s in spots]
+    fixed = baseline(again) if again else []
+    changed = [(spot, f[0]) for spot, f, t in zip(spots, fixed, again)
+               if f is not None and answer_code(f[0]).strip() != t.broken.strip()]
+    outcomes = judge.judge([tasks[n] for (n, _), _ in changed], [f for _, f in changed]) if changed else []
+    out, gained = [list(r) for r in replies], set()
+    for ((n, s), f), outcome in zip(changed, outcomes):
+        if outcome.solved:
+            out[n][s] = f
+            gained.add(n)
+    return out, gained
