@@ -132,15 +132,14 @@ def evaluate(settings: EvalSettings, answer, judge: Judge, tasks: list[Task], na
     for task, mine in answered:
         got = outcomes[start:start + len(mine)]
         per_task[task.id] = task_result(task, mine, got, settings.k)
-        if task.id in chosen:
-            per_task[task.id].update(zip(("picked", "any_sample", "solved_by_samples"), chosen[task.id]))
+        per_task[task.id].update(chosen.get(task.id, {}))
         if settings.turns > 1:
             per_task[task.id]["solved_by_turn"] = [sum(turn[start:start + len(mine)]) / len(mine) for turn in by_turn]
         start += len(mine)
         kept.setdefault(task.family, []).extend((task.id, c) for c in mine[:1])
-        every += [{"id": task.id, "sample": chosen[task.id][0] if chosen else n, "answer": c, "solved": o.solved, "passed": o.passed,
-                   "refused": o.refused, "first_error": o.first_error,
-                   **({"helped": helped[task.id]} if task.id in helped else {}), **({"picked": True} if chosen else {})}
+        every += [answer_line(task.id, chosen[task.id]["picked"] if chosen else n, c, o,
+                              **({"helped": helped[task.id]} if task.id in helped else {}),
+                              **({"picked": True} if chosen else {}))
                   for n, (c, o) in enumerate(zip(mine, got))]
     if chosen:  # every sample in its task's order, as `--answers FILE` reads them back
         position = {task.id: n for n, (task, _) in enumerate(answered)}
@@ -165,10 +164,10 @@ SEEN_WITHOUT_REFERENCE = ("hollow", "own attribute", "not defined")
 def pick_compiled(answered: list[tuple[Task, list[str]]], outcomes: list[Outcome]):
     """Rejection sampling as a user runs it: per task, of its samples in order, the first that
     rustc accepts and that is not hollow, adds no attribute and defines what was asked (the first
-    sample where none is). Returns the tasks with that one answer, its outcome, per task id (the
-    sample picked, whether any sample counts: what a perfect picker would get, and whether the pick
-    of its first 1, 2, 4, ... samples counts: the curve in samples of one run), and the samples not
-    picked as answers.jsonl keeps them."""
+    sample where none is). Returns the tasks with that one answer, its outcome, per task id its
+    result's fields (`picked`: the sample's number; `any_sample`: some sample counts, what a perfect
+    picker would get; `solved_by_samples`: whether the pick of its first 1, 2, 4, ... samples
+    counts, the curve in samples of one run), and the samples not picked as answers.jsonl keeps them."""
     picked, got_picked, chosen, others, start = [], [], {}, [], 0
     for task, mine in answered:
         got = outcomes[start:start + len(mine)]
@@ -178,9 +177,8 @@ def pick_compiled(answered: list[tuple[Task, list[str]]], outcomes: list[Outcome
         picked.append((task, [mine[n]]))
         got_picked.append(got[n])
         curve = {str(m): got[usable.index(True) if any(usable[:m]) else 0].solved for m in _doublings(len(got))}
-        chosen[task.id] = (n, any(o.solved for o in got), curve)
-        others += [{"id": task.id, "sample": m, "answer": c, "solved": o.solved, "passed": o.passed, "refused": o.refused,
-                    "first_error": o.first_error, "picked": False} for m, (c, o) in enumerate(zip(mine, got)) if m != n]
+        chosen[task.id] = {"picked": n, "any_sample": any(o.solved for o in got), "solved_by_samples": curve}
+        others += [answer_line(task.id, m, c, o, picked=False) for m, (c, o) in enumerate(zip(mine, got)) if m != n]
     return picked, got_picked, chosen, others
 
 
@@ -210,10 +208,16 @@ def turns_of(turns: int, answer, judge: Judge, tasks: list[Task], completions: l
             replies = [r[0] for r in answer([feedback_task(tasks[i], codes[i], current[i].verdict) for i in again], k=1)]
             for i, reply, o in zip(again, replies, judge.judge([tasks[i] for i in again], replies)):
                 current[i], codes[i] = o, answer_code(reply)
-                kept.append({"id": tasks[i].id, "sample": numbers[i], "turn": turn, "answer": reply, "solved": o.solved,
-                             "passed": o.passed, "refused": o.refused, "first_error": o.first_error})
+                kept.append(answer_line(tasks[i].id, numbers[i], reply, o, turn=turn))
         by_turn.append([o.solved for o in current])
     return by_turn, kept
+
+
+def answer_line(task_id: str, sample: int, answer: str, outcome: Outcome, turn: int | None = None, **more) -> dict:
+    """One line of NAME.answers.jsonl: the answer and its verdict (a later turn's says which)."""
+    return {"id": task_id, "sample": sample, **({"turn": turn} if turn is not None else {}), "answer": answer,
+            "solved": outcome.solved, "passed": outcome.passed, "refused": outcome.refused,
+            "first_error": outcome.first_error, **more}
 
 
 def task_result(task: Task, completions: list[str], outcomes: list[Outcome], k: int) -> dict:

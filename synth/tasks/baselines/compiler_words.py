@@ -129,8 +129,7 @@ def _nearest_name(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
 def _found_type(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
     if d.code != "E0308":
         return []
-    texts = [d.label or "", d.message, *d.notes]
-    said = next((m for t in texts for m in EXPECTED_FOUND.finditer(t)), None)
+    said = _said(d, EXPECTED_FOUND)
     returns = next((f.child_by_field_name("return_type") for f in walk(tree) if f.type == "function_item"), None)
     if said is None or returns is None:
         return []
@@ -141,7 +140,7 @@ def _found_type(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
 
 
 def _literal_of(code: str, d: Diagnostic) -> list[Edit]:
-    said = next((m for t in (d.label or "", d.message, *d.notes) for m in EXPECTED.finditer(t)), None)
+    said = _said(d, EXPECTED)
     wrong = _at(code, d)
     if d.code != "E0308" or said is None or not LITERAL.fullmatch(wrong):
         return []
@@ -178,6 +177,11 @@ def _import(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
         return []
     at = _point(code, body.start_byte + 1)
     return [(*at, *at, f"\n    {uses[0].strip()}")]
+
+
+def _said(d: Diagnostic, pattern: re.Pattern) -> re.Match | None:
+    """The first match of `pattern` in the diagnostic's label, message or notes."""
+    return next((m for text in (d.label or "", d.message, *d.notes) for m in pattern.finditer(text)), None)
 
 
 def _at(code: str, d: Diagnostic) -> str:
