@@ -178,6 +178,8 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
         if any("turns" in r["families"].get(family, {}) for r in named.values()):  # compile-feedback turns
             out["turns"] = {name: r["families"][family].get("turns") for name, r in named.items()}
             out["turn_gain"] = {name: turn_gain(r, family, seed) for name, r in named.items()}
+        # greedy replies that gave back the code shown, and those a retry changed ([eval] retries)
+        out["gave_back"] = {name: (r.get("gave_back") or {}).get(family) for name, r in named.items()}
         if family == "repair":
             out["baselines"] = {"unchanged": _rate(evals["unchanged"], family),
                                 "one_shot_base": _rate(evals["one_shot_base"], family),

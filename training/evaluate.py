@@ -1,7 +1,7 @@
 """`synth eval`: answers to held-out tasks, judged by the compiler (synth/tasks/judge/), with results
 per task family (codegen, repair, selfrepair) and an optional regression gate against a baseline evaluation.
 
-Who answers: a local model (greedy, one deterministic answer per task, or `samples` sampled
+Who answers: a local model (training/model_answers.py: greedy, one deterministic answer per task, or `samples` sampled
 answers per task; prompts batched, a completion stops once its first fenced block closes), a
 baseline that needs no model (synth/tasks/baselines/: the broken code unchanged, rustc's fixes, the
 rules on rustc's words, `best_free`: the better of those two per task), or answers made elsewhere
@@ -26,54 +26,19 @@ from pathlib import Path
 from oracles.errors import InputError
 from oracles.factory import opened_oracles
 from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
-from synth.tasks.completion import answer_code, code_is_final
-from synth.tasks.edits import answer_for, asks_for_declaration, prompt_for, render_edit
+from synth.tasks.completion import answer_code
 from synth.tasks.feedback import feedback_task, worth_a_turn
 from synth.rows.jsonl import write_json, write_jsonl
 from synth.tasks.judge import Judge, Outcome
 from synth.tasks.passk import compare_results, pass_at_k
 from synth.tasks.task import FAMILIES, Task, load_tasks
 
-from synth.prompting.chat import serve_prompt
 from training.after_baseline import after_baseline
 from training.data.dataset import fingerprint
+from training.model_answers import ModelAnswers
 from training.run.profile import EvalSettings
 
 KEPT_SAMPLES = 3  # completions shown in the result per family (all are in NAME.answers.jsonl)
-
-
-def worked_examples(settings: EvalSettings, edits: bool = False) -> dict[str, list[tuple[str, str]]]:
-    """Per family, the `shots` shortest tasks of `examples` that have a reference answer (with
-    `edits`, a repair task's answer is its SEARCH/REPLACE edit)."""
-    if not settings.shots:
-        return {}
-    if not settings.examples:
-        raise InputError("eval.shots needs eval.examples (a tasks file with reference answers, e.g. tasks/rl.jsonl)")
-    pool = [t for t in load_tasks(settings.examples) if t.reference]
-    shots = {}
-    for family in FAMILIES:
-        mine = sorted((t for t in pool if t.family == family), key=lambda t: (len(t.prompt) + len(t.reference), t.id))
-        shots[family] = [(prompt_for(t, edits), render_edit(t.broken, t.reference) if edits and asks_for_declaration(t)
-                          else t.reference) for t in mine[:settings.shots]]
-    return shots
-
-
-def model_answers(settings: EvalSettings, sampler, edits: bool = False):
-    """Answers of a local model (synth/llm/local.py), as the settings say. With `edits`, a task
-    that shows a broken declaration asks for SEARCH/REPLACE blocks, and the answer judged is the
-    declaration they make (synth/tasks/edits.py)."""
-    shots = worked_examples(settings, edits)
-
-    def answer(tasks: list[Task], k: int | None = None) -> list[list[str]]:
-        """`k` completions a task (default: `samples`, one when greedy); a feedback turn asks one."""
-        prompts = [serve_prompt(prompt_for(t, edits), shots.get(t.family, ())) for t in tasks]
-        if settings.decoding == "greedy":
-            replies = [[c] for c in sampler.greedy(prompts, settings.batch_size, until=code_is_final)]
-        else:
-            replies = sampler.complete(prompts, k=k or settings.samples, greedy=False, batch_size=settings.batch_size,
-                                       until=code_is_final)
-        return [[answer_for(t, c, edits) for c in cs] for t, cs in zip(tasks, replies)]
-    return answer
 
 
 def baseline_answers(kind: str, judge: Judge):
@@ -312,11 +277,13 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
             sampler = LocalSampler(model_dir, adapter=adapter, max_new_tokens=settings.max_new_tokens,
                                    temperature=settings.temperature, top_p=settings.top_p, seed=seed,
                                    dtype=settings.dtype)
-            model = model_answers(settings, sampler, edits)
+            model = ModelAnswers(settings, sampler, edits)
             start = after_baseline(baseline_answers(after, judge), model, judge) if after else None
             result = evaluate(settings, model, judge, tasks, sampler.name + (f" after {after}" if after else ""), start)
             if after:
                 result["after"] = after
+            if model.gave_back:  # greedy replies that handed back the code shown, and those a retry changed
+                result["gave_back"] = {f: dict(sorted(c.items())) for f, c in sorted(model.gave_back.items())}
     result.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=fingerprint([Path(tasks_path)]))
     if baseline is not None:
         result["gate"] = gates(baseline, result, settings, seed)

@@ -190,6 +190,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--pick", choices=["all", "compiled"], help="all: every sample counts (pass@1, pass@k); "
                           "compiled: rejection sampling, one answer a task, the first sample rustc accepts that is not "
                           "hollow, adds no attribute and defines what was asked (any_sample_rate: a perfect picker)")
+    evaluate.add_argument("--retries", type=int, help="a greedy reply that gives back the broken code it was shown is "
+                          "sampled again, up to N replies, the first that changes the code taken (default: [eval] retries)")
     evaluate.add_argument("--family", choices=["codegen", "repair", "selfrepair"], help="only the tasks of this family")
     evaluate.add_argument("--answers", metavar="BASELINE|FILE",
                           help="no model: judge a baseline's answers (unchanged: the broken code; rustc: its "

@@ -231,10 +231,13 @@ def cmd_eval(args) -> int:
     from training.run.profile import load_profile
     if args.turns is not None and args.turns < 1:
         raise UsageError("--turns must be at least 1 (the first answer)")
+    if args.retries is not None and args.retries < 0:
+        raise UsageError("--retries must be 0 (none) or more")
     profile = load_profile(args.profile)
     settings = profile.eval.model_copy(update={k: v for k, v in (("decoding", args.decoding), ("shots", args.shots),
                                                                  ("examples", args.examples), ("turns", args.turns),
-                                                                 ("dtype", args.dtype), ("pick", args.pick))
+                                                                 ("dtype", args.dtype), ("pick", args.pick),
+                                                                 ("retries", args.retries))
                                                    if v is not None})
     if args.samples is not None:  # N sampled answers a task (pass@k for k up to N)
         if args.samples < 1:

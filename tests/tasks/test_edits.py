@@ -9,7 +9,8 @@ from synth.tasks.completion import answer_code, defines
 from synth.tasks.edits import EDIT_INSTRUCTION, answer_for, apply_edit, edit_row, render_edit
 from synth.tasks.judge import Judge
 from synth.tasks.task import Task
-from training.evaluate import evaluate, model_answers
+from training.evaluate import evaluate
+from training.model_answers import ModelAnswers
 from training.run.profile import EvalSettings
 
 CONTEXT = "fn len_of(s: &str) -> usize {\n    s.len()\n}\n"
@@ -75,7 +76,7 @@ def test_an_evaluation_with_edits_judges_the_declaration_the_edit_makes(rust_ora
     tasks = [repair(n) for n in ("fixes", "twice", "stuck")]
     model = EditingModel()
     settings = EvalSettings(decoding="greedy", k=1, samples=1, turns=2)
-    result = evaluate(settings, model_answers(settings, model, edits=True), Judge({"rust": rust_oracle}), tasks, "edits")
+    result = evaluate(settings, ModelAnswers(settings, model, edits=True), Judge({"rust": rust_oracle}), tasks, "edits")
     assert all(p.rstrip().endswith(EDIT_INSTRUCTION + "<|im_end|>\n<|im_start|>assistant") for p in model.prompts)
     assert [result["per_task"][n]["solved_by_turn"] for n in ("fixes", "twice", "stuck")] == [[1.0, 1.0], [0.0, 1.0],
                                                                                             [0.0, 0.0]]

@@ -88,7 +88,8 @@ def test_grpo_and_eval_send_the_served_prompt_and_training_sees_the_same_prefix(
     training row are the same bytes as `serve_prompt`."""
 
     from synth.tasks.judge import Judge
-    from training.evaluate import evaluate, model_answers
+    from training.evaluate import evaluate
+    from training.model_answers import ModelAnswers
     from training.grpo import task_dataset
     from training.run.profile import EvalSettings
     from synth.tasks.task import Task
@@ -114,7 +115,7 @@ def test_grpo_and_eval_send_the_served_prompt_and_training_sees_the_same_prefix(
     sampler, judge = Recording(), Judge({"rust": AcceptAll()})
     for decoding in ("sample", "greedy"):
         settings = EvalSettings(k=1, samples=2, decoding=decoding)
-        evaluate(settings, model_answers(settings, sampler), judge, [task], sampler.name)
+        evaluate(settings, ModelAnswers(settings, sampler), judge, [task], sampler.name)
     assert sampler.seen == [serve_prompt("Write gcd.")] * 2
     enc = encode([{"role": "user", "content": "Write gcd."}, {"role": "assistant", "content": "fn gcd() {}"}],
                  tokenizer, 4096)

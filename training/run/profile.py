@@ -89,6 +89,10 @@ class EvalSettings(_Strict):
     # all: every sample is an answer (pass@1 over samples, pass@k); compiled: one answer a task, the
     # first sample the compiler accepts that a user can see is real (training/evaluate.py: pick_compiled)
     pick: Literal["all", "compiled"] = "all"
+    # a greedy reply that gives back the broken code it was shown (a repair prompt's, a later
+    # turn's) is sampled again, up to this many replies, and the first that changes the code is the
+    # answer (training/model_answers.py): asked the same way again, a model gives the same copy
+    retries: int = Field(0, ge=0)
     bootstrap: int = Field(2000, gt=99)
     confidence: float = Field(0.95, gt=0.5, lt=1)
 
