@@ -15,7 +15,7 @@ A thin driver over the commands a user runs (examples/loop/: the config and the 
     synth eval --model SFT --after best_free --family repair --samples 8 --pick compiled --turns 1
                                                             and the model sampled 8 times, rustc picking one
     synth selfrepair --answers base=... --answers sft=...  the two models' rejected codegen answers as tasks
-    synth eval --tasks RUN/tasks/selfrepair.jsonl --turns 1 (base, SFT, GRPO): repairing real mistakes
+    synth eval --tasks RUN/tasks/selfrepair.jsonl --turns 1 (base, SFT, GRPO; and --answers best_free): repairing real mistakes
     synth train grpo --model SFT                            GRPO, the compiler as reward
     synth eval --model SFT --adapter GRPO --baseline sft.json
 
@@ -96,6 +96,8 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
     if selfrepair is not None:
         evals["selfrepair_base"] = loop.eval("eval_selfrepair_base", "selfrepair_base", "--model", base, "--turns", "1",
                                              tasks=selfrepair)
+        evals["selfrepair_best_free"] = loop.eval("baselines", "selfrepair_best_free", "--answers", FIRST,
+                                                  tasks=selfrepair)  # the compiler's help on the models' own mistakes
     steps = ["--max-steps", str(grpo_steps)] if grpo_steps else []
     grpo_ok = loop.train("grpo", "grpo", run / "grpo", "--model", sft_model, "--tasks", run / "tasks" / "rl.jsonl",
                          *steps) == 0
@@ -214,7 +216,8 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
 
 def selfrepair_figures(evals: dict, tasks_path: Path, seed: int) -> dict:
     """The models on the held-out self-repair tasks (the base and SFT models' own rejected codegen
-    answers), in the shape of the other families; whose mistakes they are, and each model on its own."""
+    answers), in the shape of the other families; whose mistakes they are, each model on its own, and
+    `best_free`: what the compiler's help alone fixes of them."""
     named = {"base": evals["selfrepair_base"], "sft": evals["selfrepair_sft"],
              "grpo": evals.get("selfrepair_grpo") or evals["selfrepair_sft"]}
     makers = {t["id"]: t.get("made_by", "").split(",") for t in map(json.loads, tasks_path.read_text().splitlines())}
@@ -223,7 +226,8 @@ def selfrepair_figures(evals: dict, tasks_path: Path, seed: int) -> dict:
            "made_by": {name: sum(name in m for m in makers.values()) for name in names},
            **{name: _rates(r, "selfrepair") for name, r in named.items()},
            "sft_vs_base": paired(named["base"], named["sft"], "selfrepair", seed),
-           "grpo_vs_sft": paired(named["sft"], named["grpo"], "selfrepair", seed)}
+           "grpo_vs_sft": paired(named["sft"], named["grpo"], "selfrepair", seed),
+           "best_free": _rate(evals["selfrepair_best_free"], "selfrepair") if "selfrepair_best_free" in evals else None}
     out["on_own_mistakes"] = {name: rates_on(named, "selfrepair", lambda t, p, name=name: name in makers.get(t, ()))
                               for name in names}
     return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 from synth.tasks.completion import answer_code
 from synth.tasks.feedback import feedback_task, worth_a_turn
 from synth.tasks.judge import Judge
-from synth.tasks.task import Task
+from synth.tasks.task import REPAIRS, Task
 
 
 def after_baseline(baseline, answer, judge: Judge):
@@ -53,7 +53,7 @@ def polish(baseline, judge: Judge, tasks: list[Task], replies: list[list[str]]) 
     """Each repair answer with the baseline's fixes applied to it, where that makes it count (the
     compiler's help after the model, as `cargo fix` after an edit); and which tasks gained one."""
     spots = [(n, s) for n, r in enumerate(replies) for s, c in enumerate(r)
-             if tasks[n].family == "repair" and answer_code(c).strip()]
+             if tasks[n].family in REPAIRS and answer_code(c).strip()]
     again = [tasks[n].model_copy(update={"broken": answer_code(replies[n][s])}) for n, s in spots]
     fixed = baseline(again) if again else []
     changed = [(spot, f[0]) for spot, f, t in zip(spots, fixed, again)

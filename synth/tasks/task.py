@@ -20,6 +20,7 @@ from oracles.errors import MissingInput
 from synth.rows.jsonl import read_jsonl
 
 FAMILIES = ("codegen", "repair", "selfrepair")
+REPAIRS = ("repair", "selfrepair")  # a broken declaration and rustc's errors: synth's mutant or a model's own mistake
 
 
 class CrateSpot(BaseModel):

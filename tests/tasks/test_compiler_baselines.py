@@ -52,6 +52,11 @@ def test_every_suggestion_and_the_rules_on_rustcs_words(rust_oracle):
     assert words["import"] and words["similar local"] and words["field"]
     # rustc's help has a placeholder: every suggestion leaves it, the rules fill it with a value of its type
     assert not every["argument count"] and words["argument count"]
+    # a model's own mistake (a self-repair task) gets the compiler's help as a mutant does; codegen none
+    own = [t.model_copy(update={"family": "selfrepair"}) for t in tasks]
+    assert solved(own, compiler_answers("compiler_words", own, judge), judge) == words
+    assert compiler_answers("compiler_words", [t.model_copy(update={"family": "codegen"}) for t in tasks[:1]],
+                            judge) == [None]
 
 
 def test_a_placeholder_is_filled_with_a_value_of_the_type_it_names(rust_oracle):

@@ -61,7 +61,9 @@ def test_a_selfrepair_task_is_judged_like_its_codegen_task(rust_oracle, tmp_path
     written = tmp_path / "selfrepair.jsonl"
     written.write_text("".join(json.dumps({**t.model_dump(), "made_by": "base"}) + "\n" for t in tasks))
     figures = selfrepair_figures({"selfrepair_base": result, "selfrepair_sft": result}, written, seed=0)
-    assert figures["heldout_tasks"] == 3 and figures["made_by"] == {"base": 3}
+    assert figures["heldout_tasks"] == 3 and figures["made_by"] == {"base": 3} and figures["best_free"] is None
+    assert selfrepair_figures({"selfrepair_base": result, "selfrepair_sft": result, "selfrepair_best_free": result},
+                              written, seed=0)["best_free"] == round(1 / 3, 4)
     assert figures["sft"]["compile_rate"] == round(1 / 3, 4) and figures["sft_vs_base"]["compile_rate"]["delta"] == 0
     third = round(1 / 3, 4)  # every model on the tasks made of base's mistakes
     assert figures["on_own_mistakes"]["base"] == {"tasks": 3, "base": third, "sft": third, "grpo": third}

@@ -1,4 +1,4 @@
-"""Answers to repair tasks that need no model, judged exactly like a model's (synth/tasks/judge/):
+"""Answers to repair and self-repair tasks (a model's own mistake is a broken declaration too) that need no model, judged exactly like a model's (synth/tasks/judge/):
 - `unchanged`: the broken declaration sent back as it is. It compiles nowhere by construction,
   so anything above 0 is a broken judge.
 - `rustc`: what `cargo fix` would do: the suggestions rustc marks MachineApplicable that lie
@@ -30,7 +30,7 @@ from typing import Callable
 from oracles.verdict import Diagnostic, Verdict
 from synth.assemble.answers import normalize_answer
 from .compiler_words import char_edits, first_fix, word_edits
-from synth.tasks.task import Task
+from synth.tasks.task import REPAIRS, Task
 
 ROUNDS = 4  # cargo fix's own limit on rounds of fixes
 COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words")
@@ -38,7 +38,7 @@ FREE = ("rustc_all", "compiler_words")  # what best_free chooses from
 
 
 def unchanged(task: Task) -> str | None:
-    return task.broken if task.family == "repair" else None
+    return task.broken if task.family in REPAIRS else None
 
 
 def machine_applicable(code: str, diagnostics: list[Diagnostic]) -> str:
@@ -65,7 +65,7 @@ def compiler_answers(kind: str, tasks: list[Task], judge, verdicts: list[Verdict
     """Each task's broken declaration after `kind`'s fixes, round after round (`verdicts`: the
     broken code's, where the caller has them already)."""
     step = STEPS[kind]
-    index = [i for i, t in enumerate(tasks) if t.family == "repair" and t.lang == "rust"]
+    index = [i for i, t in enumerate(tasks) if t.family in REPAIRS and t.lang == "rust"]
     codes = {i: tasks[i].broken for i in index}
     if verdicts is None:
         verdicts = [None] * len(tasks)
