@@ -57,7 +57,12 @@ def test_a_repair_answer_counts_when_it_compiles_keeps_the_signature_and_is_not_
     assert got["hollow"].compiled and not got["hollow"].solved  # a todo!() body defines nothing
     assert got["self call"].compiled and not got["self call"].solved  # unconditional recursion
     assert got["new signature"].compiled and not got["new signature"].solved  # callers see another function
-    assert got["deleted"].solved and got["deleted"].deleted and not got["deleted"].exact
+    # the erroring line dropped where the original has it in another form: it compiles, and counts not
+    assert got["deleted"].compiled and got["deleted"].deleted and not got["deleted"].solved
+    assert got["deleted"].refused == "deleted" and not got["deleted"].exact
+    added = ORIGINAL.replace("    sum\n}", "    summ;\n    sum\n}")  # the mutant only added a line: deleting it is the fix
+    dropped = judge.judge([task(added)], [fenced(ORIGINAL.replace("sum += x;", "sum = sum + x;"))])[0]
+    assert dropped.solved and dropped.deleted and not dropped.exact
 
 
 def test_deletion_is_told_from_a_fix_on_the_changed_lines():

@@ -8,7 +8,9 @@ must also keep the declaration's original signature: changing what callers see i
 types are compared, by rustc where the spelling differs (synth/tasks/judge/signature.py). `passed` also needs
 the task's tests, where it has some. Beside that, a repair answer is marked `exact` when it restores the
 original (comments and whitespace aside) and `deleted` when it compiles only because the lines
-that held the error are gone. Checks are batched: one oracle call per language for standalone
+that held the error are gone; where the original had those lines in another form (the fix is a
+change, not a deletion), such an answer does not count (refused `deleted`: on the loop's tasks
+every one read by hand dropped a value, a call or a branch the declaration needs). Checks are batched: one oracle call per language for standalone
 answers, one crate-oracle call for answers placed in a copy of their crate, and one more of each for the signatures whose spelling
 differs; tests run only for answers that count."""
 from __future__ import annotations
@@ -38,7 +40,7 @@ class Outcome:
     exact: bool = False  # repair: the original restored
     deleted: bool = False  # repair: compiles because the erroring lines are gone
     verdict: Verdict | None = field(default=None, repr=False)  # the compiler's, for rows that keep the answer
-    refused: str = ""  # why code that compiled does not count: hollow, own attribute, signature, not defined
+    refused: str = ""  # why code that compiled does not count: hollow, own attribute, signature, not defined, deleted
     probe: str | None = field(default=None, repr=False)  # a signature rustc must compare (synth/tasks/judge/signature.py)
 
     @property
@@ -159,6 +161,8 @@ def outcome(task: Task, code: str, verdict: Verdict, raw: str | None = None) -> 
     if task.family == "repair" and result.solved:
         result.exact = normalize_answer(code, task.lang) == normalize_answer(without_own_cfg(task.reference), task.lang)
         result.deleted = not result.exact and deletes_the_error(code, task.broken, task.reference)
+        if result.deleted and _changed(task.broken, task.reference)[1]:  # the fix is a change: dropping the code is none
+            result.defined, result.refused = False, "deleted"
     return result
 
 
@@ -203,6 +207,14 @@ def deletes_the_error(code: str, broken: str, reference: str) -> bool:
     """The answer has neither the broken nor the original form of the lines the mutation changed,
     and is shorter than the broken declaration: it compiles because the code that held the error
     is gone (e.g. the erroring statement dropped), not because it was fixed."""
+    was, were = _changed(broken, reference)
+    answer = set(_lines(code))
+    return bool(was | were) and not (was & answer) and not (were & answer) and len(_lines(code)) < len(_lines(broken))
+
+
+def _changed(broken: str, reference: str) -> tuple[set[str], set[str]]:
+    """The lines the mutation changed: their broken form, and their original form (none where the
+    mutation only added lines, so that deleting them is the fix)."""
     broken_lines, reference_lines = _lines(broken), _lines(reference)
     was, were = set(), set()
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=broken_lines, b=reference_lines,
@@ -210,8 +222,7 @@ def deletes_the_error(code: str, broken: str, reference: str) -> bool:
         if tag != "equal":
             was.update(broken_lines[i1:i2])
             were.update(reference_lines[j1:j2])
-    answer = set(_lines(code))
-    return bool(was | were) and not (was & answer) and not (were & answer) and len(_lines(code)) < len(broken_lines)
+    return was, were
 
 
 def _lines(code: str) -> list[str]:
