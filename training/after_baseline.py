@@ -5,7 +5,7 @@ and the baseline gets the model's repair answers in turn."""
 from __future__ import annotations
 
 from synth.tasks.completion import answer_code
-from synth.tasks.feedback import feedback_task, worth_a_turn
+from synth.tasks.feedback import feedback_task, gives_back, worth_a_turn
 from synth.tasks.judge import Judge
 from synth.tasks.task import REPAIRS, Task
 
@@ -29,7 +29,7 @@ def after_baseline(baseline, answer, judge: Judge):
             if outcome is not None and outcome.solved:
                 continue
             code = answer_code(given[i][0]) if outcome is not None else ""
-            changed = code.strip() and code.strip() != (task.broken or "").strip()
+            changed = code.strip() and not gives_back(task, code)
             sent = changed and worth_a_turn(task, code, outcome.verdict) and further(before[i], outcome.verdict)
             asks.append((i, feedback_task(task, code, outcome.verdict) if sent else task))
         replies = answer([t for _, t in asks]) if asks else []

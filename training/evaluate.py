@@ -1,9 +1,9 @@
 """`synth eval`: answers to held-out tasks, judged by the compiler (synth/tasks/judge/), with results
 per task family (codegen, repair, selfrepair) and an optional regression gate against a baseline evaluation.
 
-Who answers: a local model (training/model_answers.py: greedy, one deterministic answer per task, or `samples` sampled
-answers per task; prompts batched, a completion stops once its first fenced block closes), a
-baseline that needs no model (synth/tasks/baselines/: the broken code unchanged, rustc's fixes, the
+Who answers: a local model (training/model_answers.py: greedy, one deterministic answer per
+task, or `samples` sampled answers per task; prompts batched, a completion stops once its first
+fenced block closes), a baseline that needs no model (synth/tasks/baselines/: the broken code unchanged, rustc's fixes, the
 rules on rustc's words, `best_free`: the better of those two per task), or answers made elsewhere
 (a JSONL file of `{"id", "answer"}` lines; tasks with none are left out, in `not_applicable`), or a
 model after a baseline (`after`: the baseline's answer stands where it counts; elsewhere the model

@@ -17,8 +17,9 @@ from collections import Counter
 
 from oracles.errors import InputError
 from synth.prompting.chat import serve_prompt
-from synth.tasks.completion import answer_code, code_is_final
+from synth.tasks.completion import code_is_final
 from synth.tasks.edits import answer_for, asks_for_declaration, prompt_for, render_edit
+from synth.tasks.feedback import gives_back
 from synth.tasks.task import FAMILIES, Task, load_tasks
 from training.run.profile import EvalSettings
 
@@ -37,11 +38,6 @@ def worked_examples(settings: EvalSettings, edits: bool = False) -> dict[str, li
         shots[family] = [(prompt_for(t, edits), render_edit(t.broken, t.reference) if edits and asks_for_declaration(t)
                           else t.reference) for t in mine[:settings.shots]]
     return shots
-
-
-def gives_back(task: Task, answer: str) -> bool:
-    """The answer is the broken code the task showed, unchanged: no attempt at a fix."""
-    return bool(task.broken.strip()) and answer_code(answer).strip() == task.broken.strip()
 
 
 class ModelAnswers:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from synth.prompting.templates import DECLARATION_INSTRUCTION, language_and_fence, template
-from synth.tasks.completion import defines
+from synth.tasks.completion import answer_code, defines
 from synth.tasks.diagnostics import render_diagnostics
 if TYPE_CHECKING:  # annotations only
     from oracles.verdict import Verdict
@@ -37,6 +37,11 @@ def feedback_task(task: Task, code: str, verdict: Verdict) -> Task:
     """The task of the next turn: the same check, the feedback as its prompt (the answer as the
     broken declaration it shows)."""
     return task.model_copy(update={"prompt": feedback_prompt(task, code, verdict), "broken": code})
+
+
+def gives_back(task: Task, answer: str) -> bool:
+    """The answer is the broken code the task showed, unchanged: no attempt at a fix."""
+    return bool(task.broken.strip()) and answer_code(answer).strip() == task.broken.strip()
 
 
 def sent_back(code: str, verdict: Verdict | None) -> bool:

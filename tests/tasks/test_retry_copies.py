@@ -5,7 +5,8 @@ stands; the copies and what the retry changed are counted per family."""
 from synth.tasks.judge import Judge
 from synth.tasks.task import Task
 from training.evaluate import evaluate
-from training.model_answers import ModelAnswers, gives_back
+from synth.tasks.feedback import gives_back
+from training.model_answers import ModelAnswers
 from training.run.profile import EvalSettings
 
 CONTEXT = "fn len_of(s: &str) -> usize {\n    s.len()\n}\n"
@@ -32,7 +33,7 @@ class CopyingSampler:
     name = "copying"
 
     def __init__(self, then: str = FIXED):
-        self.then, self.greedy_calls, self.sampled = then, 0, []
+        self.then, self.sampled = then, []
 
     def _shown(self, prompt: str) -> str | None:
         for code in (BROKEN, WRONG):
@@ -41,7 +42,6 @@ class CopyingSampler:
         return None
 
     def greedy(self, prompts, batch_size, until=None):
-        self.greedy_calls += 1
         return [f"```rust\n{self._shown(p) or WRONG}\n```" for p in prompts]
 
     def complete(self, prompts, k, greedy, batch_size, until=None):

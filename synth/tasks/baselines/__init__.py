@@ -1,4 +1,5 @@
-"""Answers to repair and self-repair tasks (a model's own mistake is a broken declaration too) that need no model, judged exactly like a model's (synth/tasks/judge/):
+"""Answers to repair and self-repair tasks (a model's own mistake is a broken declaration too)
+that need no model, judged exactly like a model's (synth/tasks/judge/):
 - `unchanged`: the broken declaration sent back as it is. It compiles nowhere by construction,
   so anything above 0 is a broken judge.
 - `rustc`: what `cargo fix` would do: the suggestions rustc marks MachineApplicable that lie

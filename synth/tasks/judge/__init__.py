@@ -10,7 +10,8 @@ the task's tests, where it has some. Beside that, a repair answer is marked `exa
 original (comments and whitespace aside) and `deleted` when it compiles only because the lines
 that held the error are gone; where the original had those lines in another form (the fix is a
 change, not a deletion), such an answer does not count (refused `deleted`: on the loop's tasks
-every one read by hand dropped a value, a call or a branch the declaration needs). Checks are batched: one oracle call per language for standalone
+every one read by hand lost a value or the code around it). Checks are batched: one oracle call
+per language for standalone
 answers, one crate-oracle call for answers placed in a copy of their crate, and one more of each for the signatures whose spelling
 differs; tests run only for answers that count."""
 from __future__ import annotations
