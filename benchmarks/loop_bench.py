@@ -35,6 +35,9 @@ from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, turn_gain, w
 RATES = ("compile_rate", "pass_at_1")
 COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words", "best_free")
 FIRST = "best_free"  # what a user runs first for free: the model is also measured repairing what it leaves
+# what a task's answer must do to count as fixed in the breakdowns (beyond the compiler, by operator):
+# compile and count, and pass the tests the judge ran (the crate's own, `[eval] crate_tests`), where any
+FIXED = "pass@1"
 PICKED = 8  # samples a task where the compiler picks the answer (rejection sampling, as a user runs it)
 # the operators of the loop before issue "Repair beyond the compiler": their tasks' figure, for continuity
 OLD_OPERATORS = ("unresolved_name", "return_type_mismatch", "argument_count", "use_after_move", "immutable_binding",
@@ -235,14 +238,14 @@ def selfrepair_figures(evals: dict, tasks_path: Path, seed: int) -> dict:
 
 def where_fails(baseline: dict, model: dict, family: str) -> dict:
     """The model on the tasks the baseline does not fix (or does not apply to)."""
-    fixed = {t for t, p in baseline["per_task"].items() if p["solved"]}
-    mine = [p["solved"] for t, p in model["per_task"].items() if p["family"] == family and t not in fixed]
+    fixed = {t for t, p in baseline["per_task"].items() if p[FIXED]}
+    mine = [p[FIXED] for t, p in model["per_task"].items() if p["family"] == family and t not in fixed]
     return {"tasks": len(mine), "model_rate": round(sum(mine) / len(mine), 4) if mine else None}
 
 
 def beyond_compiler(models: dict, family: str) -> dict:
     """Each model's rate on the held-out tasks the compiler's help (best_free) does not fix."""
-    fixed = {t for t, p in models["best_free"]["per_task"].items() if p["solved"]}
+    fixed = {t for t, p in models["best_free"]["per_task"].items() if p[FIXED]}
     out = rates_on({k: v for k, v in models.items() if k != "best_free"}, family, lambda t, p: t not in fixed)
     return {"tasks": out.pop("tasks"), **out}
 
@@ -283,12 +286,12 @@ def by_compiler_solvable(models: dict, family: str) -> dict:
 
 
 def rates_on(models: dict, family: str, keep) -> dict:
-    """Each model's compile rate on the tasks of `family` that `keep(task_id, per_task)` selects,
-    as the base model's evaluation lists them."""
+    """Each model's rate of fixes (FIXED) on the tasks of `family` that `keep(task_id, per_task)`
+    selects, as the base model's evaluation lists them."""
     chosen = [t for t, p in models["base"]["per_task"].items() if p["family"] == family and keep(t, p)]
     out = {"tasks": len(chosen)}
     for name, result in models.items():
-        scores = [result["per_task"][t]["solved"] for t in chosen if t in result["per_task"]]
+        scores = [result["per_task"][t][FIXED] for t in chosen if t in result["per_task"]]
         out[name] = round(sum(scores) / len(scores), 4) if scores else None
     return out
 

@@ -1,5 +1,6 @@
 """A model after a baseline (`synth eval --after best_free`): what a user who runs the compiler's
-fixes first and then the model gets. The baseline's answer stands where it counts; where it got
+fixes first and then the model gets. The baseline's answer stands where it counts (and passes the
+task's tests, where the judge runs some: a user who has tests runs them); where it got
 the code further the model repairs what it left; elsewhere the model answers the task itself;
 and the baseline gets the model's repair answers in turn."""
 from __future__ import annotations
@@ -11,8 +12,8 @@ from synth.tasks.task import REPAIRS, Task
 
 
 def after_baseline(baseline, answer, judge: Judge):
-    """First answers that start from a baseline's (`baseline_answers`): where its answer counts, it
-    is the answer; where its change got the code further (rustc rejects it, but with fewer errors
+    """First answers that start from a baseline's (`baseline_answers`): where its answer counts and
+    passes the task's tests (if any), it is the answer; where its change got the code further (rustc rejects it, but with fewer errors
     and none new: one error of two fixed) the model gets that code back with its errors
     (`feedback_task`); elsewhere (nothing changed, nothing applies, a guess that failed with an
     error of its own, or it compiles but does not count) the model answers the task itself. The
@@ -26,7 +27,7 @@ def after_baseline(baseline, answer, judge: Judge):
         asks: list[tuple[int, Task]] = []
         for i, task in enumerate(tasks):
             outcome = outcomes.get(i)
-            if outcome is not None and outcome.solved:
+            if outcome is not None and outcome.passed:
                 continue
             code = answer_code(given[i][0]) if outcome is not None else ""
             changed = code.strip() and not gives_back(task, code)
@@ -37,7 +38,7 @@ def after_baseline(baseline, answer, judge: Judge):
         out = list(given)
         for (i, _), reply in zip(asks, replies):
             out[i] = reply
-        return out, {**{tasks[i].id: "baseline" for i, o in outcomes.items() if o.solved},
+        return out, {**{tasks[i].id: "baseline" for i, o in outcomes.items() if o.passed},
                      **{tasks[asks[n][0]].id: "after model" for n in polished}}
     return start
 
@@ -61,7 +62,7 @@ def polish(baseline, judge: Judge, tasks: list[Task], replies: list[list[str]]) 
     outcomes = judge.judge([tasks[n] for (n, _), _ in changed], [f for _, f in changed]) if changed else []
     out, gained = [list(r) for r in replies], set()
     for ((n, s), f), outcome in zip(changed, outcomes):
-        if outcome.solved:
+        if outcome.passed:
             out[n][s] = f
             gained.add(n)
     return out, gained

@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from oracles.errors import InputError
-from oracles.factory import opened_oracles
+from oracles.factory import build_oracle, opened_oracles
 from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
 from synth.tasks.completion import answer_code
 from synth.tasks.feedback import feedback_task, worth_a_turn
@@ -128,8 +128,8 @@ SEEN_WITHOUT_REFERENCE = ("hollow", "own attribute", "not defined")
 
 def pick_compiled(answered: list[tuple[Task, list[str]]], outcomes: list[Outcome]):
     """Rejection sampling as a user runs it: per task, of its samples in order, the first that
-    rustc accepts and that is not hollow, adds no attribute and defines what was asked (the first
-    sample where none is). Returns the tasks with that one answer, its outcome, per task id its
+    rustc accepts and that is not hollow, adds no attribute, defines what was asked and does not
+    fail the tests the judge ran (the first sample where none is). Returns the tasks with that one answer, its outcome, per task id its
     result's fields (`picked`: the sample's number; `any_sample`: some sample counts, what a perfect
     picker would get; `solved_by_samples`: whether the pick of its first 1, 2, 4, ... samples
     counts, the curve in samples of one run), and the samples not picked as answers.jsonl keeps them."""
@@ -137,7 +137,7 @@ def pick_compiled(answered: list[tuple[Task, list[str]]], outcomes: list[Outcome
     for task, mine in answered:
         got = outcomes[start:start + len(mine)]
         start += len(mine)
-        usable = [o.compiled and o.refused not in SEEN_WITHOUT_REFERENCE for o in got]
+        usable = [o.compiled and o.refused not in SEEN_WITHOUT_REFERENCE and o.tests != 0.0 for o in got]
         n = usable.index(True) if any(usable) else 0
         picked.append((task, [mine[n]]))
         got_picked.append(got[n])
@@ -265,7 +265,7 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
         settings = settings.model_copy(update={"turns": 1})
     with opened_oracles({t.lang for t in tasks}, any(t.in_crate for t in tasks), oracle_settings) as (oracles, crate):
-        judge = Judge(oracles, crate)
+        judge = Judge(oracles, crate, crate_tests=build_oracle("cargo", oracle_settings) if settings.crate_tests else None)
         if answers and (answers.endswith(".jsonl") or Path(answers).is_file()):
             result = evaluate(settings, file_answers(answers), judge, tasks, f"answers:{answers}")
             result["answers_from"] = answers

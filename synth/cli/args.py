@@ -192,6 +192,9 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                           "hollow, adds no attribute and defines what was asked (any_sample_rate: a perfect picker)")
     evaluate.add_argument("--retries", type=int, help="a greedy reply that gives back the broken code it was shown is "
                           "sampled again, up to N replies, the first that changes the code taken (default: [eval] retries)")
+    evaluate.add_argument("--crate-tests", action="store_true", default=None,
+                          help="a repair answer that counts also runs its crate's own tests where they pass on the "
+                          "original; pass@1 needs them (default: [eval] crate_tests)")
     evaluate.add_argument("--family", choices=["codegen", "repair", "selfrepair"], help="only the tasks of this family")
     evaluate.add_argument("--answers", metavar="BASELINE|FILE",
                           help="no model: judge a baseline's answers (unchanged: the broken code; rustc: its "

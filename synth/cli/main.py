@@ -237,7 +237,8 @@ def cmd_eval(args) -> int:
     settings = profile.eval.model_copy(update={k: v for k, v in (("decoding", args.decoding), ("shots", args.shots),
                                                                  ("examples", args.examples), ("turns", args.turns),
                                                                  ("dtype", args.dtype), ("pick", args.pick),
-                                                                 ("retries", args.retries))
+                                                                 ("retries", args.retries),
+                                                                 ("crate_tests", args.crate_tests))
                                                    if v is not None})
     if args.samples is not None:  # N sampled answers a task (pass@k for k up to N)
         if args.samples < 1:

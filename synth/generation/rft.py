@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from synth.generation.settings import RftSettings
-from oracles.verdict import Splice
 
 from synth.prompting.chat import serve_prompt
 from synth.tasks.completion import answer_code, code_is_final
 from synth.tasks.feedback import feedback_task, worth_a_turn
 from synth.tasks.passk import pass_at_k
-from synth.tasks.task import CrateSpot, Task
+from synth.tasks.task import Task
 
 
 if TYPE_CHECKING:  # what the judge says is only read here
@@ -94,7 +93,6 @@ class Sampled:
     completions: list[str]
     outcomes: list[Outcome]
     kept: list[int] = field(default_factory=list)  # indices of the passing samples kept
-    crate_tests: list = field(default_factory=list)  # per sample: the crate's test outcome, or None
     repairs: list[Repair] = field(default_factory=list)  # failing attempts sent back (self_repair)
 
     @property
@@ -140,19 +138,6 @@ def select(completions: list[str], passed: list[bool], cap: int) -> list[int]:
             seen.add(norm)
             kept.append(i)
     return kept
-
-
-def crate_tests(task: Task, spot: CrateSpot, completions: list[str], outcomes: list[Outcome], oracle,
-                stats: Counter) -> list:
-    """The crate's own tests on every sample that counts so far (a sample that fails them does not)."""
-    results = [None] * len(completions)
-    for i, (reply, outcome) in enumerate(zip(completions, outcomes)):
-        if outcome.passed:
-            verdict = oracle.test([Splice(spot.root, spot.path, spot.start_byte, spot.end_byte, answer_code(reply))])[0]
-            results[i] = verdict.tests.model_dump() if verdict.tests else None
-            outcome.tests = 1.0 if verdict.passed else 0.0
-            stats["tested"] += 1
-    return results
 
 
 def attempts(sampled: Sampled, cap: int) -> list[int]:
@@ -208,7 +193,7 @@ class State(TypedDict, total=False):
     sampled: list[Sampled]
 
 
-def build_graph(sampler, judge: Judge, config: RftSettings, stats: Counter, spots: dict | None = None, tests=None):
+def build_graph(sampler, judge: Judge, config: RftSettings, stats: Counter):
     """sample (every task's k samples, batched) -> verify (one judgement of them all) ->
     self_repair (failing attempts back with rustc's errors, when `config.self_repair`) -> select."""
     def sample(state: State) -> State:
@@ -222,11 +207,8 @@ def build_graph(sampler, judge: Judge, config: RftSettings, stats: Counter, spot
         stats["verified"] += len(outcomes)
         sampled, start = [], 0
         for task, replies in zip(tasks, completions):
-            mine = outcomes[start:start + len(replies)]
+            sampled.append(Sampled(task, replies, outcomes[start:start + len(replies)]))
             start += len(replies)
-            spot = (spots or {}).get(task.id)
-            tested = crate_tests(task, spot, replies, mine, tests, stats) if tests and spot else []
-            sampled.append(Sampled(task, replies, mine, crate_tests=tested))
         return {"sampled": sampled}
 
     def repair(state: State) -> State:
@@ -251,16 +233,14 @@ def build_graph(sampler, judge: Judge, config: RftSettings, stats: Counter, spot
     return graph.compile()
 
 
-def run_rft(tasks: list[Task], sampler, judge: Judge, settings: RftSettings | None = None, spots: dict | None = None,
-            on_item=None, tests=None) -> RftResult:
-    """Every task's samples, verdicts and kept samples (`spots`: task id -> where its declaration
-    sits in its crate, for the crate's tests; `tests`: a CargoOracle, then a sample that counts
-    must also pass them)."""
+def run_rft(tasks: list[Task], sampler, judge: Judge, settings: RftSettings | None = None, on_item=None) -> RftResult:
+    """Every task's samples, verdicts and kept samples (a judge with `crate_tests` also runs a
+    sample that counts against its crate's tests, where its task says where it sits there)."""
     config = settings or RftSettings()
     result = RftResult()
     if not tasks:
         return result
-    final = build_graph(sampler, judge, config, result.stats, spots, tests).invoke({"tasks": list(tasks)})
+    final = build_graph(sampler, judge, config, result.stats).invoke({"tasks": list(tasks)})
     result.sampled = final["sampled"]
     if on_item:
         for s in result.sampled:

@@ -187,8 +187,7 @@ def rft_row(sampled: Sampled, index: int, origin: dict, model: str, seed: int) -
                    verdict=outcome.verdict, system=system_prompt(), checked_source=task.source(code),
                    provenance=_provenance(origin, "rft", model, seed),
                    family=task.family, crate=task.crate, samples=len(sampled.outcomes),
-                   samples_passed=sum(sampled.passed),
-                   crate_tests=sampled.crate_tests[index] if sampled.crate_tests else None)
+                   samples_passed=sum(sampled.passed))
     return _placed(row, task, origin)
 
 

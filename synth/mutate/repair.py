@@ -135,6 +135,9 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], settings: R
         if recipe:
             row.verification = row.verification.model_copy(update={"scope": "crate", "crate": recipe})
             row.broken_verification.update(scope="crate", crate=recipe)
+        elif decl.crate_root and decl.crate_path:  # checked standalone; the crate's tests run it in place
+            row.crate_spot = {"root": decl.crate_root, "path": decl.crate_path, "start_byte": decl.start_byte,
+                              "end_byte": decl.end_byte, "name": decl.name}
         rows.append(row)
     return rows
 

@@ -85,7 +85,9 @@ def repair_task(row: dict) -> Task | None:
     after = row["checked_broken_source"][len(before) + len(broken):]
     if row["checked_broken_source"] != before + broken + after or row["checked_source"] != before + fixed + after:
         return None
-    return Task(**common, context=row.get("context", ""), before=before, after=after)
+    spot = row.get("crate_spot")
+    return Task(**common, context=row.get("context", ""), before=before, after=after,
+                crate_spot=CrateSpot(**spot) if spot else None)
 
 
 @dataclass

@@ -58,8 +58,15 @@ class Task(BaseModel):
     operator: str = ""  # the mutation operator that broke it
     compiler_solvable: bool | None = None  # the compiler's help alone fixes it (synth/tasks/baselines/); None: not known
     in_crate: CrateSpot | None = None  # verified in a copy of its crate instead
+    # verified standalone: where the declaration sits in its crate all the same (its tests run there)
+    crate_spot: CrateSpot | None = None
     # selfrepair only (`broken`: the model's answer)
     made_by: str = ""  # the model(s) whose answer it is, comma-separated
+
+    @property
+    def in_its_crate(self) -> CrateSpot | None:
+        """Where an answer goes to run the crate's own tests: the declaration's byte span in its crate."""
+        return self.in_crate or self.crate_spot
 
     def source(self, code: str, with_tests: bool = False) -> str:
         """The file a standalone check of `code` as this task's answer compiles."""

@@ -93,6 +93,10 @@ class EvalSettings(_Strict):
     # turn's) is sampled again, up to this many replies, and the first that changes the code is the
     # answer (training/model_answers.py): asked the same way again, a model gives the same copy
     retries: int = Field(0, ge=0)
+    # a repair answer that counts also runs its crate's own tests (`cargo test`, unit and integration)
+    # where they all pass on the original: pass@1 then needs them (the compiler cannot tell a value
+    # from the one meant); compile_rate is unchanged
+    crate_tests: bool = False
     bootstrap: int = Field(2000, gt=99)
     confidence: float = Field(0.95, gt=0.5, lt=1)
 

@@ -6,7 +6,7 @@ defines what the task asks for, and does not pretend (synth/tasks/judge/hollow.p
 diverges or only calls itself, and it adds no `#[allow]` or `#[cfg]` of its own). A repair answer
 must also keep the declaration's original signature: changing what callers see is no fix; the
 types are compared, by rustc where the spelling differs (synth/tasks/judge/signature.py). `passed` also needs
-the task's tests, where it has some. Beside that, a repair answer is marked `exact` when it restores the
+the task's tests, where it has some (with `crate_tests`, a repair task's are its crate's own). Beside that, a repair answer is marked `exact` when it restores the
 original (comments and whitespace aside) and `deleted` when it compiles only because the lines
 that held the error are gone; where the original had those lines in another form (the fix is a
 change, not a deletion), such an answer does not count (refused `deleted`: on the loop's tasks
@@ -29,7 +29,7 @@ from .hollow import pretending
 from .signature import definition, probe, same_text
 
 if TYPE_CHECKING:
-    from synth.tasks.task import Task
+    from synth.tasks.task import CrateSpot, Task
 
 
 @dataclass
@@ -56,15 +56,19 @@ class Outcome:
 @dataclass
 class Judge:
     """`oracles` maps a language to an oracle with check() and test(); `crate_oracle` checks the
-    answers of tasks verified in their crate (oracles/cargo/crate.py)."""
+    answers of tasks verified in their crate (oracles/cargo/crate.py); `crate_tests` (a CargoOracle),
+    when given, runs a repair answer that counts against its crate's own tests."""
     oracles: dict
     crate_oracle: object = None
+    crate_tests: object = None
     calls: int = 0  # batched check calls
     batches: int = 0
     checked: int = 0  # answers judged
     compiled: int = 0  # of them, compiled: an answer placed as one already checked reuses its verdict
     tested: int = 0
     _verdicts: dict = field(default_factory=dict, repr=False)  # placed answer -> its verdict, for this judge's life
+    _crates: dict = field(default_factory=dict, repr=False)  # crate folder -> its tests pass on the original
+    _crate_runs: dict = field(default_factory=dict, repr=False)  # answer placed in its crate -> its tests pass
 
     def judge(self, tasks: list[Task], completions: list[str]) -> list[Outcome]:
         self.batches += 1
@@ -126,8 +130,7 @@ class Judge:
 
     def _job(self, task: Task, code: str):
         spot = task.in_crate
-        splice = Splice(spot.root, spot.path, spot.start_byte, spot.end_byte, code)
-        return self.crate_oracle.job(splice, spot.name, task.reference, "answer", spot.trait_impl)
+        return self.crate_oracle.job(_splice(spot, code), spot.name, task.reference, "answer", spot.trait_impl)
 
     def _test(self, tasks: list[Task], codes: list[str], outcomes: list[Outcome]) -> None:
         for lang in sorted({t.lang for t in tasks}):
@@ -141,6 +144,45 @@ class Judge:
                 result = verdict.tests
                 outcomes[i].tests = (result.passed / result.total) if result and result.total and \
                     not result.timed_out else 0.0
+        if self.crate_tests is not None:
+            self._test_in_crate(tasks, codes, outcomes)
+
+    def _test_in_crate(self, tasks: list[Task], codes: list[str], outcomes: list[Outcome]) -> None:
+        """A task that says where its declaration sits in its crate (every repair task made from
+        a crate), whose crate's own tests (unit and integration) all pass as it is, has them as its
+        tests: an answer that counts must pass them too, in place of the declaration. The compiler
+        cannot tell a value from the one meant (`Default::default()` for a dropped argument, a
+        neighbouring enum variant); the tests can, where they reach it. An exact repair is the
+        original and passes without a run; an answer that does not count, fails."""
+        index = [i for i, t in enumerate(tasks) if t.in_its_crate is not None and self._crate_passes(t.in_its_crate)]
+        run = {}  # placed answer -> first index
+        for i in index:
+            outcomes[i].tests = 1.0 if outcomes[i].solved and outcomes[i].exact else 0.0
+            key = (*_spot_key(tasks[i].in_its_crate), codes[i])
+            if outcomes[i].solved and not outcomes[i].exact and key not in self._crate_runs:
+                run.setdefault(key, i)
+        if run:
+            verdicts = self.crate_tests.test([_splice(tasks[i].in_its_crate, codes[i]) for i in run.values()])
+            self.tested += len(run)
+            self._crate_runs.update({key: verdict.passed for key, verdict in zip(run, verdicts)})
+        for i in index:
+            if outcomes[i].solved and not outcomes[i].exact:
+                outcomes[i].tests = 1.0 if self._crate_runs[(*_spot_key(tasks[i].in_its_crate), codes[i])] else 0.0
+
+    def _crate_passes(self, spot: CrateSpot) -> bool:
+        """The crate has tests and they all pass on it as it is (asked once a crate)."""
+        if spot.root not in self._crates:
+            verdict = self.crate_tests.test([Splice(spot.root, spot.path, 0, 0, "")])[0]
+            self._crates[spot.root] = verdict.passed and bool(verdict.tests and verdict.tests.total)
+        return self._crates[spot.root]
+
+
+def _spot_key(spot: CrateSpot) -> tuple:
+    return spot.root, spot.path, spot.start_byte, spot.end_byte
+
+
+def _splice(spot: CrateSpot, code: str) -> Splice:
+    return Splice(spot.root, spot.path, spot.start_byte, spot.end_byte, code)
 
 
 def placed(task: Task, code: str) -> tuple:

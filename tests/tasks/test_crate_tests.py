@@ -1,0 +1,115 @@
+"""A repair answer judged by its crate's own tests (`[eval] crate_tests`), with real rustc and
+cargo: a value the compiler cannot tell from the one meant compiles and counts, and fails the
+crate's tests; a rewrite that keeps the behaviour passes them; the original passes without a run;
+a crate whose tests fail as it is gives its tasks no tests; the synthesis says where a declaration
+checked standalone sits in its crate."""
+from pathlib import Path
+
+from oracles.factory import build_oracle
+from synth.tasks.judge import Judge
+from synth.tasks.split import repair_task
+from synth.tasks.task import CrateSpot, Task
+
+CONTEXT = """pub enum Unit {
+    Secs,
+    Millis,
+}
+
+pub fn scale(unit: Unit) -> u64 {
+    match unit {
+        Unit::Secs => 1000,
+        Unit::Millis => 1,
+    }
+}
+
+"""
+ORIGINAL = "pub fn total_ms(n: u64, unit: Unit) -> u64 {\n    n * scale(unit)\n}"
+TESTS = """
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds() {
+        assert_eq!(total_ms(2, Unit::Secs), 2000);
+    }
+}
+"""
+
+
+def crate(root: Path, tests: str = TESTS) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text('[package]\nname = "units"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n')
+    (root / "src" / "lib.rs").write_text(CONTEXT + ORIGINAL + tests)
+    return root
+
+
+def task(root: Path) -> Task:
+    at = len(CONTEXT.encode())
+    return Task(id="t", lang="rust", family="repair", prompt="fix it", must_define=["fn total_ms"], group="g",
+                reference=ORIGINAL, broken=ORIGINAL.replace("scale(unit)", "scale()"),
+                signature="pub fn total_ms(n: u64, unit: Unit) -> u64", context=CONTEXT, before=CONTEXT, after="\n",
+                crate_spot=CrateSpot(root=str(root), path="src/lib.rs", start_byte=at, end_byte=at + len(ORIGINAL)))
+
+
+def test_an_answer_that_counts_must_pass_its_crates_tests(rust_oracle, tmp_path):
+    t = task(crate(tmp_path / "units"))
+    answers = {"exact": ORIGINAL,
+               "rewritten": ORIGINAL.replace("n * scale(unit)", "scale(unit) * n"),
+               "another value": ORIGINAL.replace("scale(unit)", "scale(Unit::Millis)"),  # compiles: rustc is content
+               "not compiling": t.broken}
+    judge = Judge({"rust": rust_oracle}, crate_tests=build_oracle("cargo"))
+    got = dict(zip(answers, judge.judge([t] * len(answers), [f"```rust\n{a}\n```" for a in answers.values()])))
+    assert got["another value"].solved and got["another value"].tests == 0.0 and not got["another value"].passed
+    assert got["rewritten"].passed and got["rewritten"].tests == 1.0
+    assert got["exact"].passed and got["exact"].tests == 1.0
+    assert not got["not compiling"].passed and got["not compiling"].tests == 0.0
+    assert judge.tested == 2  # the original's own run aside: the exact answer is not run again
+    plain = Judge({"rust": rust_oracle}).judge([t], [f"```rust\n{answers['another value']}\n```"])[0]
+    assert plain.passed and plain.tests is None  # without crate tests nothing tells the value from the one meant
+
+
+def test_a_crate_whose_tests_fail_as_it_is_gives_no_tests(rust_oracle, tmp_path):
+    failing = TESTS.replace("2000", "2001")
+    t = task(crate(tmp_path / "units", failing))
+    got = Judge({"rust": rust_oracle}, crate_tests=build_oracle("cargo")).judge(
+        [t], ["```rust\n" + ORIGINAL.replace("scale(unit)", "scale(Unit::Millis)") + "\n```"])[0]
+    assert got.solved and got.tests is None and got.passed
+
+
+def test_a_repair_row_checked_standalone_says_where_it_sits_in_its_crate(rust_oracle, tmp_path):
+    from synth.extract.extract import ExtractOptions, extract_paths
+    from synth.mutate.repair import RepairSettings, repair_rows
+
+    root = crate(tmp_path / "units")
+    decls = [d for d in extract_paths([str(root)], ExtractOptions(jobs=1)).declarations if d.name == "total_ms"]
+    rows = [r.model_dump(mode="json") for r in repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0, max_compiler_solvable=1.0, in_crate="never")).rows]
+    assert rows
+    for row in rows:
+        spot = repair_task(row).crate_spot
+        text = (Path(spot.root) / spot.path).read_bytes()[spot.start_byte:spot.end_byte].decode()
+        assert text == ORIGINAL and Path(spot.root) == root.resolve()
+
+
+def test_the_picker_and_the_model_after_a_baseline_see_the_failed_tests(rust_oracle, tmp_path):
+    """A user who has tests runs them: rejection sampling skips a sample that fails them, and a
+    baseline's answer that fails them does not stand (the model is asked)."""
+    from training.after_baseline import after_baseline
+    from training.evaluate import evaluate
+    from training.run.profile import EvalSettings
+
+    t = task(crate(tmp_path / "units"))
+    wrong = "```rust\n" + ORIGINAL.replace("scale(unit)", "scale(Unit::Millis)") + "\n```"
+    right = "```rust\n" + ORIGINAL.replace("n * scale(unit)", "scale(unit) * n") + "\n```"
+    settings = EvalSettings(decoding="sample", samples=2, k=1, pick="compiled")
+    judge = Judge({"rust": rust_oracle}, crate_tests=build_oracle("cargo"))
+    picked = evaluate(settings, lambda tasks: [[wrong, right]], judge, [t], "samples")["per_task"]["t"]
+    assert picked["picked"] == 1 and picked["passed"] == 1
+    blind = evaluate(settings, lambda tasks: [[wrong, right]], Judge({"rust": rust_oracle}), [t], "samples")
+    assert blind["per_task"]["t"]["picked"] == 0  # without tests the wrong value is the first that counts
+
+    asked = []
+    model = lambda tasks, k=None: asked.extend(tasks) or [[right] for _ in tasks]  # noqa: E731
+    answers, helped = after_baseline(lambda tasks: [[wrong] for _ in tasks], model, judge)([t])
+    assert asked and answers == [[right]] and "t" not in helped
