@@ -24,7 +24,8 @@ from collections import Counter
 from pathlib import Path
 
 from oracles.errors import InputError
-from oracles.factory import build_oracle, opened_oracles
+from oracles.cargo.oracle import CargoOracle, CargoSettings
+from oracles.factory import opened_oracles
 from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
 from synth.tasks.completion import answer_code
 from synth.tasks.feedback import feedback_task, worth_a_turn
@@ -39,6 +40,7 @@ from training.model_answers import ModelAnswers
 from training.run.profile import EvalSettings
 
 KEPT_SAMPLES = 3  # completions shown in the result per family (all are in NAME.answers.jsonl)
+CRATE_TEST_TIMEOUT_S = 20.0
 
 
 def baseline_answers(kind: str, judge: Judge):
@@ -265,7 +267,7 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
         settings = settings.model_copy(update={"turns": 1})
     with opened_oracles({t.lang for t in tasks}, any(t.in_crate for t in tasks), oracle_settings) as (oracles, crate):
-        judge = Judge(oracles, crate, crate_tests=build_oracle("cargo", oracle_settings) if settings.crate_tests else None)
+        judge = Judge(oracles, crate, crate_tests=crate_tests(oracle_settings) if settings.crate_tests else None)
         if answers and (answers.endswith(".jsonl") or Path(answers).is_file()):
             result = evaluate(settings, file_answers(answers), judge, tasks, f"answers:{answers}")
             result["answers_from"] = answers
@@ -290,6 +292,14 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     write_jsonl(answers_path(out), result.pop("answers"))
     write_json(Path(out), result)
     return result
+
+
+def crate_tests(oracle_settings) -> CargoOracle:
+    """The oracle that runs an answer against its crate's own tests. A test binary gets
+    CRATE_TEST_TIMEOUT_S: an answer that loops forever costs that much (the loop's crates run their
+    whole suites in a few seconds in debug builds); a crate whose suite needs longer as it is
+    gives its tasks no tests."""
+    return CargoOracle(oracle_settings, tuning=CargoSettings(test_timeout_s=CRATE_TEST_TIMEOUT_S))
 
 
 def answers_path(out: str | Path) -> Path:
