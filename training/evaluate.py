@@ -131,10 +131,11 @@ SEEN_WITHOUT_REFERENCE = ("hollow", "own attribute", "not defined")
 def pick_compiled(answered: list[tuple[Task, list[str]]], outcomes: list[Outcome]):
     """Rejection sampling as a user runs it: per task, of its samples in order, the first that
     rustc accepts and that is not hollow, adds no attribute, defines what was asked and does not
-    fail the tests the judge ran (the first sample where none is). Returns the tasks with that one answer, its outcome, per task id its
-    result's fields (`picked`: the sample's number; `any_sample`: some sample counts, what a perfect
-    picker would get; `solved_by_samples`: whether the pick of its first 1, 2, 4, ... samples
-    counts, the curve in samples of one run), and the samples not picked as answers.jsonl keeps them."""
+    fail the tests the judge ran (the first sample where none is). Returns the tasks with that one
+    answer, its outcome, per task id its result's fields (`picked`: the sample's number;
+    `any_sample`: some sample counts and passes the tests, what a perfect picker would get;
+    `solved_by_samples`: whether the pick of its first 1, 2, 4, ... samples does, the curve in
+    samples of one run), and the samples not picked as answers.jsonl keeps them."""
     picked, got_picked, chosen, others, start = [], [], {}, [], 0
     for task, mine in answered:
         got = outcomes[start:start + len(mine)]
@@ -143,8 +144,8 @@ def pick_compiled(answered: list[tuple[Task, list[str]]], outcomes: list[Outcome
         n = usable.index(True) if any(usable) else 0
         picked.append((task, [mine[n]]))
         got_picked.append(got[n])
-        curve = {str(m): got[usable.index(True) if any(usable[:m]) else 0].solved for m in _doublings(len(got))}
-        chosen[task.id] = {"picked": n, "any_sample": any(o.solved for o in got), "solved_by_samples": curve}
+        curve = {str(m): got[usable.index(True) if any(usable[:m]) else 0].passed for m in _doublings(len(got))}
+        chosen[task.id] = {"picked": n, "any_sample": any(o.passed for o in got), "solved_by_samples": curve}
         others += [answer_line(task.id, m, c, o, picked=False) for m, (c, o) in enumerate(zip(mine, got)) if m != n]
     return picked, got_picked, chosen, others
 

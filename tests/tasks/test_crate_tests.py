@@ -106,6 +106,7 @@ def test_the_picker_and_the_model_after_a_baseline_see_the_failed_tests(rust_ora
     judge = Judge({"rust": rust_oracle}, crate_tests=build_oracle("cargo"))
     picked = evaluate(settings, lambda tasks: [[wrong, right]], judge, [t], "samples")["per_task"]["t"]
     assert picked["picked"] == 1 and picked["passed"] == 1
+    assert picked["solved_by_samples"] == {"1": False, "2": True}  # one sample: the wrong value, which fails
     blind = evaluate(settings, lambda tasks: [[wrong, right]], Judge({"rust": rust_oracle}), [t], "samples")
     assert blind["per_task"]["t"]["picked"] == 0  # without tests the wrong value is the first that counts
 
