@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from oracles.errors import InputError
+from oracles.cache import VerdictCache
 from oracles.cargo.oracle import CargoOracle, CargoSettings
 from oracles.factory import opened_oracles
 from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
@@ -268,7 +269,8 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
         settings = settings.model_copy(update={"turns": 1})
     with opened_oracles({t.lang for t in tasks}, any(t.in_crate for t in tasks), oracle_settings) as (oracles, crate):
-        judge = Judge(oracles, crate, crate_tests=crate_tests(oracle_settings) if settings.crate_tests else None)
+        judge = Judge(oracles, crate, crate_tests=crate_tests(oracle_settings, settings.verdicts) if settings.crate_tests
+                      else None)
         if answers and (answers.endswith(".jsonl") or Path(answers).is_file()):
             result = evaluate(settings, file_answers(answers), judge, tasks, f"answers:{answers}")
             result["answers_from"] = answers
@@ -287,6 +289,12 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
                 result["after"] = after
             if model.gave_back:  # greedy replies that handed back the code shown, and those a retry changed
                 result["gave_back"] = {f: dict(sorted(c.items())) for f, c in sorted(model.gave_back.items())}
+    if judge.crate_tests is not None:  # what the crate tests cost: runs made, runs a stored verdict saved
+        cache = judge.crate_tests.cache
+        result["oracle"]["crate_tests"] = {"crates_with_tests": sum(judge.crate_passes.values()),
+                                           "crates_without": sum(not ok for ok in judge.crate_passes.values()),
+                                           "runs": judge.crate_tests.stats.compiler_runs,
+                                           "stored": cache.hits if cache is not None else 0}
     result.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=fingerprint([Path(tasks_path)]))
     if baseline is not None:
         result["gate"] = gates(baseline, result, settings, seed)
@@ -295,12 +303,14 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     return result
 
 
-def crate_tests(oracle_settings) -> CargoOracle:
-    """The oracle that runs an answer against its crate's own tests. A test binary gets
-    CRATE_TEST_TIMEOUT_S: an answer that loops forever costs that much (the loop's crates run their
-    whole suites in a few seconds in debug builds); a crate whose suite needs longer as it is
-    gives its tasks no tests."""
-    return CargoOracle(oracle_settings, tuning=CargoSettings(test_timeout_s=CRATE_TEST_TIMEOUT_S))
+def crate_tests(oracle_settings, verdicts: str = "") -> CargoOracle:
+    """The oracle that runs an answer against its crate's own tests, its verdicts kept in the folder
+    `verdicts` (if any: the same answer in the same crate, a baseline's judged again after a model,
+    runs once). A test binary gets CRATE_TEST_TIMEOUT_S: an answer that loops forever costs that
+    much (the loop's crates run their whole suites in a few seconds in debug builds); a crate whose
+    suite needs longer as it is gives its tasks no tests."""
+    return CargoOracle(oracle_settings, cache=VerdictCache(verdicts) if verdicts else None,
+                       tuning=CargoSettings(test_timeout_s=CRATE_TEST_TIMEOUT_S))
 
 
 def answers_path(out: str | Path) -> Path:

@@ -114,3 +114,41 @@ def test_the_picker_and_the_model_after_a_baseline_see_the_failed_tests(rust_ora
     model = lambda tasks, k=None: asked.extend(tasks) or [[right] for _ in tasks]  # noqa: E731
     answers, helped = after_baseline(lambda tasks: [[wrong] for _ in tasks], model, judge)([t])
     assert asked and answers == [[right]] and "t" not in helped
+
+
+def test_a_test_run_is_kept_for_the_next_evaluation(rust_oracle, tmp_path):
+    """`[eval] verdicts`: the same answer in the same crate is not run again by a later judge."""
+    from oracles.settings import OracleSettings
+    from training.evaluate import crate_tests
+
+    t = task(crate(tmp_path / "units"))
+    wrong = "```rust\n" + ORIGINAL.replace("scale(unit)", "scale(Unit::Millis)") + "\n```"
+    runs = []
+    for _ in range(2):
+        oracle = crate_tests(OracleSettings(), str(tmp_path / "verdicts"))
+        assert not Judge({"rust": rust_oracle}, crate_tests=oracle).judge([t], [wrong])[0].passed
+        runs.append(oracle.stats.compiler_runs)
+    assert runs == [2, 0]  # the crate as it is and the answer, then neither
+
+
+def test_synth_eval_reports_what_the_crate_tests_cost(tmp_path):
+    """`synth eval --answers FILE` with `[eval] crate_tests`: pass@1 needs the tests, and the result
+    says how many crates had tests and how many runs were made or read back."""
+    import json
+
+    from oracles.settings import OracleSettings
+    from training.evaluate import run_eval
+    from training.run.profile import EvalSettings
+
+    t = task(crate(tmp_path / "units"))
+    (tmp_path / "tasks.jsonl").write_text(t.model_dump_json() + "\n")
+    wrong = "```rust\n" + ORIGINAL.replace("scale(unit)", "scale(Unit::Millis)") + "\n```"
+    (tmp_path / "answers.jsonl").write_text(json.dumps({"id": "t", "answer": wrong}) + "\n")
+    settings = EvalSettings(decoding="greedy", crate_tests=True, verdicts=str(tmp_path / "verdicts"))
+    for stored in (0, 2):
+        result = run_eval(settings, None, None, OracleSettings(), tmp_path / "eval.json",
+                          tasks_path=str(tmp_path / "tasks.jsonl"), answers=str(tmp_path / "answers.jsonl"))
+        repair = result["families"]["repair"]
+        assert (repair["compile_rate"], repair["pass_at_1"], repair["tasks_with_tests"]) == (1.0, 0.0, 1)
+        assert result["oracle"]["crate_tests"] == {"crates_with_tests": 1, "crates_without": 0,
+                                                   "runs": 2 - stored, "stored": stored}

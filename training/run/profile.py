@@ -97,6 +97,9 @@ class EvalSettings(_Strict):
     # where they all pass on the original: pass@1 then needs them (the compiler cannot tell a value
     # from the one meant); compile_rate is unchanged
     crate_tests: bool = False
+    # a folder of stored verdicts for those test runs (relative to the profile): an answer tested once
+    # is not run again by a later evaluation ('' : none kept)
+    verdicts: str = ""
     bootstrap: int = Field(2000, gt=99)
     confidence: float = Field(0.95, gt=0.5, lt=1)
 
@@ -138,7 +141,7 @@ def load_profile(path: str | Path, overrides: dict | None = None) -> Profile:
     for key in ("model", "data", "output_dir"):
         if isinstance(data.get(key), str) and data[key] and not Path(data[key]).is_absolute():
             data[key] = str(base / data[key])
-    for section, key in (("grpo", "tasks"), ("eval", "tasks"), ("eval", "examples")):
+    for section, key in (("grpo", "tasks"), ("eval", "tasks"), ("eval", "examples"), ("eval", "verdicts")):
         tasks = data.get(section, {}).get(key)
         if tasks and not Path(tasks).is_absolute():
             data[section][key] = str(base / tasks)

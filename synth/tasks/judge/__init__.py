@@ -67,7 +67,7 @@ class Judge:
     compiled: int = 0  # of them, compiled: an answer placed as one already checked reuses its verdict
     tested: int = 0
     _verdicts: dict = field(default_factory=dict, repr=False)  # placed answer -> its verdict, for this judge's life
-    _crates: dict = field(default_factory=dict, repr=False)  # crate folder -> its tests pass on the original
+    crate_passes: dict = field(default_factory=dict, repr=False)  # crate folder -> its tests pass as it is
     _crate_runs: dict = field(default_factory=dict, repr=False)  # answer placed in its crate -> its tests pass
 
     def judge(self, tasks: list[Task], completions: list[str]) -> list[Outcome]:
@@ -154,7 +154,7 @@ class Judge:
         cannot tell a value from the one meant (`Default::default()` for a dropped argument, a
         neighbouring enum variant); the tests can, where they reach it. An exact repair is the
         original and passes without a run; an answer that does not count, fails."""
-        index = [i for i, t in enumerate(tasks) if t.in_its_crate is not None and self._crate_passes(t.in_its_crate)]
+        index = [i for i, t in enumerate(tasks) if t.in_its_crate is not None and self._has_tests(t.in_its_crate)]
         run = {}  # placed answer -> first index
         for i in index:
             outcomes[i].tests = 1.0 if outcomes[i].solved and outcomes[i].exact else 0.0
@@ -169,12 +169,12 @@ class Judge:
             if outcomes[i].solved and not outcomes[i].exact:
                 outcomes[i].tests = 1.0 if self._crate_runs[(*_spot_key(tasks[i].in_its_crate), codes[i])] else 0.0
 
-    def _crate_passes(self, spot: CrateSpot) -> bool:
+    def _has_tests(self, spot: CrateSpot) -> bool:
         """The crate has tests and they all pass on it as it is (asked once a crate)."""
-        if spot.root not in self._crates:
+        if spot.root not in self.crate_passes:
             verdict = self.crate_tests.test([Splice(spot.root, spot.path, 0, 0, "")])[0]
-            self._crates[spot.root] = verdict.passed and bool(verdict.tests and verdict.tests.total)
-        return self._crates[spot.root]
+            self.crate_passes[spot.root] = verdict.passed and bool(verdict.tests and verdict.tests.total)
+        return self.crate_passes[spot.root]
 
 
 def _spot_key(spot: CrateSpot) -> tuple:
