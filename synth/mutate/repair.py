@@ -136,8 +136,9 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], settings: R
             row.verification = row.verification.model_copy(update={"scope": "crate", "crate": recipe})
             row.broken_verification.update(scope="crate", crate=recipe)
         elif decl.crate_root and decl.crate_path:  # checked standalone; the crate's tests run it in place
-            row.crate_spot = {"root": decl.crate_root, "path": decl.crate_path, "start_byte": decl.start_byte,
-                              "end_byte": decl.end_byte, "name": decl.name}
+            # (its crate's folder is the run's to give: a row reads the same wherever its sources sit)
+            row.crate_spot = {"path": decl.crate_path, "start_byte": decl.start_byte, "end_byte": decl.end_byte,
+                              "name": decl.name}
         rows.append(row)
     return rows
 

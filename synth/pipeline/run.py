@@ -21,6 +21,7 @@ from oracles.errors import SynthError
 from synth.settings.fit import Fit
 from synth.settings.config import SynthSettings
 from synth.extract.extract import extract_sources
+from synth.extract.model import crate_name
 from synth.rows.jsonl import write_json, write_jsonl
 from synth.rows.rowfile import LEGACY_SUFFIX, SUFFIX, row_files, rows_path, write_rows
 from synth.rows.rejection import Rejection
@@ -262,7 +263,8 @@ def run_pipeline(config: SynthSettings, max_spend: float | None = None, progress
         summary.seconds["lanes"] = round(written - started - summary.seconds["setup"], 3)
         if config.writes_tasks(LANES):
             tasks = [outputs[name] for name in ctx.task_lanes if name in outputs]
-            split = split_outputs(out, tasks, config.tasks, config.run.seed)
+            roots = {crate_name(d): d.crate_root for d in decls if d.crate_root}  # where tasks' crate tests run
+            split = split_outputs(out, tasks, config.tasks, config.run.seed, roots)
             summary.notes.append(f"tasks: {split}")
         write_outputs(out, outputs)
         snapshot_dir, diff = snapshot_run(out, config.assemble, config.run.seed)

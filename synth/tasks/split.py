@@ -35,12 +35,13 @@ def declaration_of(row: dict) -> str:
     return (row.get("provenance") or {}).get("decl_hash") or row_group(row)
 
 
-def task_of(row: dict, families=FAMILIES) -> Task | None:
-    """The task a verified row poses, when its check can be repeated on an answer."""
+def task_of(row: dict, families=FAMILIES, roots: dict[str, str] | None = None) -> Task | None:
+    """The task a verified row poses, when its check can be repeated on an answer (`roots`: crate
+    name -> its folder, where a repair task's crate tests run)."""
     family = {"codegen": "codegen", "repair": "repair"}.get(row.get("task"))
     if family not in families:
         return None
-    return codegen_task(row) if family == "codegen" else repair_task(row)
+    return codegen_task(row) if family == "codegen" else repair_task(row, roots)
 
 
 def codegen_task(row: dict) -> Task | None:
@@ -62,9 +63,10 @@ def codegen_task(row: dict) -> Task | None:
                 crate=row.get("crate", ""), declaration=declaration_of(row), reference=answer, **placed)
 
 
-def repair_task(row: dict) -> Task | None:
+def repair_task(row: dict, roots: dict[str, str] | None = None) -> Task | None:
     """A repair row whose answer is a declaration: placed where the broken one was (standalone:
-    its checked files differ only there; in its crate: over the declaration's byte span)."""
+    its checked files differ only there; in its crate: over the declaration's byte span). One
+    checked standalone says where it sits in its crate when `roots` names its crate's folder."""
     if row.get("answer_format", "declaration") != "declaration" or not row.get("signature"):
         return None
     broken, fixed = row["broken"], row["fixed"]
@@ -85,9 +87,9 @@ def repair_task(row: dict) -> Task | None:
     after = row["checked_broken_source"][len(before) + len(broken):]
     if row["checked_broken_source"] != before + broken + after or row["checked_source"] != before + fixed + after:
         return None
-    spot = row.get("crate_spot")
+    spot, root = row.get("crate_spot"), (roots or {}).get(row.get("crate", ""))
     return Task(**common, context=row.get("context", ""), before=before, after=after,
-                crate_spot=CrateSpot(**spot) if spot else None)
+                crate_spot=CrateSpot(root=root, **spot) if spot and root else None)
 
 
 @dataclass
@@ -116,15 +118,15 @@ def becomes_rl(task: Task, settings, seed: int) -> bool:
 
 
 def split_rows(rows: list[dict], heldout_crates: set[str], rl_share: float, seed: int,
-               families=FAMILIES) -> Split:
+               families=FAMILIES, roots: dict[str, str] | None = None) -> Split:
     """Held-out crates' rows -> held-out tasks; the others by declaration -> RL tasks or SFT rows."""
     split = Split()
     rl_units = {declaration_of(r) for r in rows if r.get("crate") not in heldout_crates
-                and task_of(r, families) is not None and in_rl_share(declaration_of(r), rl_share, seed)}
+                and task_of(r, families, roots) is not None and in_rl_share(declaration_of(r), rl_share, seed)}
     for row in rows:
         if row.get("crate") in heldout_crates:
             continue
-        task = task_of(row, families) if declaration_of(row) in rl_units else None
+        task = task_of(row, families, roots) if declaration_of(row) in rl_units else None
         if task is not None:
             split.rl_tasks.append(task)
         else:
@@ -132,10 +134,10 @@ def split_rows(rows: list[dict], heldout_crates: set[str], rl_share: float, seed
     rl_groups = {t.group for t in split.rl_tasks}
     moved = [r for r in split.sft_rows if row_group(r) in rl_groups]  # a twin of an RL answer
     split.sft_rows = [r for r in split.sft_rows if row_group(r) not in rl_groups]
-    split.rl_tasks += [t for t in (task_of(r, families) for r in moved) if t is not None]
+    split.rl_tasks += [t for t in (task_of(r, families, roots) for r in moved) if t is not None]
     seen = {row_group(r) for r in split.sft_rows} | rl_groups
     for row in rows:
-        if row.get("crate") in heldout_crates and (task := task_of(row, families)) is not None:
+        if row.get("crate") in heldout_crates and (task := task_of(row, families, roots)) is not None:
             if task.group in seen:
                 split.refused += 1
             else:
@@ -217,13 +219,14 @@ def heldout_set(settings, rows: list, seed: int) -> set[str]:
     return set(settings.heldout_crates) or {c for c in crates if unit(seed, "heldout", c) < settings.heldout_share}
 
 
-def split_outputs(out_dir: str | Path, outputs: list, settings, seed: int) -> dict:
+def split_outputs(out_dir: str | Path, outputs: list, settings, seed: int, roots: dict[str, str] | None = None) -> dict:
     """The pipeline's step: the rows of the lanes that pose tasks (lane outputs with `.rows`) are
     split ([tasks] settings); the lanes keep only their SFT rows, and the tasks files are
-    written. Held-out crates: the ones named, else a seeded share of the crates present."""
+    written. Held-out crates: the ones named, else a seeded share of the crates present.
+    `roots` (crate name -> folder) lets repair tasks say where they sit in their crate."""
     rows = [r if isinstance(r, HeldRow) else r.model_dump(mode="json") for o in outputs for r in o.rows]  # read as JSON
     held = heldout_set(settings, rows, seed)
-    split = split_rows(rows, held, settings.rl_share, seed, tuple(settings.families))
+    split = split_rows(rows, held, settings.rl_share, seed, tuple(settings.families), roots)
     if settings.per_group:
         split.rl_tasks, extra_rl = capped(split.rl_tasks, settings.per_group, seed)
         split.heldout_tasks, extra_held = capped(split.heldout_tasks, settings.per_group, seed)

@@ -87,7 +87,9 @@ def test_a_repair_row_checked_standalone_says_where_it_sits_in_its_crate(rust_or
     rows = [r.model_dump(mode="json") for r in repair_rows(decls, rust_oracle, RepairSettings(max_share=1.0, max_compiler_solvable=1.0, in_crate="never")).rows]
     assert rows
     for row in rows:
-        spot = repair_task(row).crate_spot
+        assert "root" not in row["crate_spot"]  # a row reads the same wherever its sources sit
+        assert repair_task(row).crate_spot is None  # the run says where its crates are
+        spot = repair_task(row, {"units": str(root.resolve())}).crate_spot
         text = (Path(spot.root) / spot.path).read_bytes()[spot.start_byte:spot.end_byte].decode()
         assert text == ORIGINAL and Path(spot.root) == root.resolve()
 
