@@ -68,7 +68,7 @@ class Judge:
     tested: int = 0
     _verdicts: dict = field(default_factory=dict, repr=False)  # placed answer -> its verdict, for this judge's life
     crate_passes: dict = field(default_factory=dict, repr=False)  # crate folder -> its tests pass as it is
-    _crate_runs: dict = field(default_factory=dict, repr=False)  # answer placed in its crate -> its tests pass
+    _crate_runs: dict = field(default_factory=dict, repr=False)  # answer placed in its crate (a Splice) -> its tests pass
 
     def judge(self, tasks: list[Task], completions: list[str]) -> list[Outcome]:
         self.batches += 1
@@ -155,19 +155,13 @@ class Judge:
         neighbouring enum variant); the tests can, where they reach it. An exact repair is the
         original and passes without a run; an answer that does not count, fails."""
         index = [i for i, t in enumerate(tasks) if t.in_its_crate is not None and self._has_tests(t.in_its_crate)]
-        run = {}  # placed answer -> first index
-        for i in index:
-            outcomes[i].tests = 1.0 if outcomes[i].solved and outcomes[i].exact else 0.0
-            key = (*_spot_key(tasks[i].in_its_crate), codes[i])
-            if outcomes[i].solved and not outcomes[i].exact and key not in self._crate_runs:
-                run.setdefault(key, i)
-        if run:
-            verdicts = self.crate_tests.test([_splice(tasks[i].in_its_crate, codes[i]) for i in run.values()])
-            self.tested += len(run)
-            self._crate_runs.update({key: verdict.passed for key, verdict in zip(run, verdicts)})
-        for i in index:
-            if outcomes[i].solved and not outcomes[i].exact:
-                outcomes[i].tests = 1.0 if self._crate_runs[(*_spot_key(tasks[i].in_its_crate), codes[i])] else 0.0
+        placed = {i: _splice(tasks[i].in_its_crate, codes[i]) for i in index if outcomes[i].solved and not outcomes[i].exact}
+        todo = list(dict.fromkeys(p for p in placed.values() if p not in self._crate_runs))  # each placed answer once
+        if todo:
+            self._crate_runs.update({p: verdict.passed for p, verdict in zip(todo, self.crate_tests.test(todo))})
+            self.tested += len(todo)
+        for i in index:  # one not run: an exact repair passes, an answer that does not count fails
+            outcomes[i].tests = 1.0 if (self._crate_runs[placed[i]] if i in placed else outcomes[i].solved) else 0.0
 
     def _has_tests(self, spot: CrateSpot) -> bool:
         """The crate has tests and they all pass on it as it is (asked once a crate)."""
@@ -175,10 +169,6 @@ class Judge:
             verdict = self.crate_tests.test([Splice(spot.root, spot.path, 0, 0, "")])[0]
             self.crate_passes[spot.root] = verdict.passed and bool(verdict.tests and verdict.tests.total)
         return self.crate_passes[spot.root]
-
-
-def _spot_key(spot: CrateSpot) -> tuple:
-    return spot.root, spot.path, spot.start_byte, spot.end_byte
 
 
 def _splice(spot: CrateSpot, code: str) -> Splice:
