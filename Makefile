@@ -3,9 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)
 
-.PHONY: setup test demo bench clean browser corpus sandbox model loop night-corpus night
+.PHONY: setup test demo bench clean browser corpus sandbox model loop loop-corpus night-corpus night
 
-setup: $(STAMP) browser corpus night-corpus sandbox
+setup: $(STAMP) browser corpus loop-corpus night-corpus sandbox
 
 $(STAMP): pyproject.toml
 	@command -v rustc >/dev/null && command -v cargo >/dev/null || { echo "rustc and cargo are required (the Rust oracle)"; exit 2; }
@@ -37,6 +37,11 @@ corpus:
 		else echo "install Debian's $$missing (apt-get install ...): the real-crate corpus"; exit 2; fi; \
 	fi
 
+# The loop's crates and its held-out crates' test dependencies (examples/loop/crates.txt).
+LOOP_CRATES := $(shell grep -v '^\#' examples/loop/crates.txt)
+loop-corpus:
+	@$(MAKE) --no-print-directory corpus CRATES="$(LOOP_CRATES)"
+
 # The night corpus (examples/night/crates.txt): 61 more Debian crates, installed the same way.
 NIGHT_CRATES := $(shell grep -v '^\#' examples/night/crates.txt)
 night-corpus:
@@ -57,7 +62,7 @@ $(MODEL_DIR)/converted-from.json:
 	$(VENV)/bin/python -m training.base_model --out $(MODEL_DIR)
 
 # Verified data -> SFT -> GRPO on the real base model, on held-out crates (about 65 minutes on 2 cores).
-loop: model corpus
+loop: model loop-corpus
 	$(VENV)/bin/synth bench loop --json
 
 test: setup

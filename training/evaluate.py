@@ -308,9 +308,10 @@ def crate_tests(oracle_settings, verdicts: str = "") -> CargoOracle:
     `verdicts` (if any: the same answer in the same crate, a baseline's judged again after a model,
     runs once). A test binary gets CRATE_TEST_TIMEOUT_S: an answer that loops forever costs that
     much (the loop's crates run their whole suites in a few seconds in debug builds); a crate whose
-    suite needs longer as it is gives its tasks no tests."""
+    suite needs longer as it is gives its tasks no tests. Its tests run on as many threads as the
+    oracle runs compilers (`[oracle] jobs`): the judge runs one suite at a time."""
     return CargoOracle(oracle_settings, cache=VerdictCache(verdicts) if verdicts else None,
-                       tuning=CargoSettings(test_timeout_s=CRATE_TEST_TIMEOUT_S))
+                       tuning=CargoSettings(test_timeout_s=CRATE_TEST_TIMEOUT_S, test_threads=oracle_settings.jobs))
 
 
 def answers_path(out: str | Path) -> Path:

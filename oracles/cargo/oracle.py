@@ -28,6 +28,8 @@ from ..settings import OracleSettings
 from ..verdict import Candidate, Diagnostic, Splice, TestOutcome, Verdict, crate_files, json_lines  # noqa: F401 - Splice: this oracle's candidate
 
 SYSTEM_REGISTRY = Path(DEBIAN_REGISTRY)  # Debian's librust-*-dev crates
+TEST_RUSTFLAGS = "--cap-lints=warn"  # a test run's verdict is its build and its tests, not the crate's lint policy
+TEST_KIND = "test-lints-capped"  # its verdicts' cache kind (those stored before lints were capped are not read)
 
 
 def copy_tree(src: Path, dest: Path) -> None:
@@ -95,6 +97,9 @@ class CargoSettings:
     """Time limits of a check and of a test run (user settings are OracleSettings)."""
     timeout_s: float = 120.0
     test_timeout_s: float = 60.0
+    # threads a test binary runs its tests on: a crate's own suite is written to run side by side
+    # (`cargo test`'s default), and on one thread it waits on its slowest tests one after another
+    test_threads: int = 1
 
 
 class CargoOracle:
@@ -115,7 +120,7 @@ class CargoOracle:
         return [self._cached_or(s, "check") for s in splices]
 
     def test(self, splices: list[Splice]) -> list[Verdict]:
-        return [self._cached_or(s, "test") for s in splices]
+        return [self._cached_or(s, TEST_KIND) for s in splices]
 
     @property
     def flags(self) -> dict:  # build scripts may act differently outside bubblewrap: its own key
@@ -139,15 +144,17 @@ class CargoOracle:
             shift = splice.text.count("\n") - original[splice.start_byte:splice.end_byte].count(b"\n")
             env = {"CARGO_HOME": str(wd / "cargo-home"), "RUSTC": self.rustc, "RUSTDOC": self.rustdoc,
                    "CARGO_TARGET_DIR": str(wd / "target"), "CARGO_TERM_COLOR": "never"}
+            if kind != "check":  # a suite's `deny(warnings)` meets lints newer than the crate: the tests are what count
+                env["RUSTFLAGS"] = TEST_RUSTFLAGS
             # cargo runs build scripts and proc macros (untrusted code): the sandbox isolates them, and
             # kill_orphans stops a child one leaves behind from holding cargo's pipe until the timeout.
             argv = [self.cargo, "check" if kind == "check" else "test", "--offline", "--message-format=json"]
-            if kind == "test":
+            if kind != "check":
                 argv.append("--no-run")
             self.stats.compiler_runs += 1
             run = self.sandbox.run(argv, crate, limits=Limits(timeout_s=self.config.timeout_s, kill_orphans=True), env=env)
             tests, isolation = None, run.isolation
-            if kind == "test" and run.returncode == 0:
+            if kind != "check" and run.returncode == 0:
                 tests, isolation = self._run_tests(run.stdout, wd, isolation)
         diagnostics = self._diagnostics(run.stdout, scratch.member_prefix + splice.path, region, shift)
         has_error = any(d.severity == "error" for d in diagnostics)
@@ -169,7 +176,8 @@ class CargoOracle:
         total = TestOutcome()
         limits = Limits(timeout_s=self.config.test_timeout_s, untrusted=True, memory_bytes=2 * 1024**3)
         for exe in executables:
-            ran = self.sandbox.run([exe, "--test-threads=1"], wd, limits=limits, env={"RUST_BACKTRACE": "0"})
+            ran = self.sandbox.run([exe, f"--test-threads={self.config.test_threads}"], wd, limits=limits,
+                                   env={"RUST_BACKTRACE": "0"})
             isolation = ran.isolation
             one = parse_test_output(ran.stdout + ran.stderr, ran.timed_out, ran.returncode)
             total = TestOutcome(passed=total.passed + one.passed, failed=total.failed + one.failed,

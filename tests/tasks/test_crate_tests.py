@@ -154,3 +154,55 @@ def test_synth_eval_reports_what_the_crate_tests_cost(tmp_path):
         assert (repair["compile_rate"], repair["pass_at_1"], repair["tasks_with_tests"]) == (1.0, 0.0, 1)
         assert result["oracle"]["crate_tests"] == {"crates_with_tests": 1, "crates_without": 0,
                                                    "runs": 2 - stored, "stored": stored}
+
+
+SIDE_BY_SIDE = """
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    static PING: AtomicBool = AtomicBool::new(false);
+    static PONG: AtomicBool = AtomicBool::new(false);
+
+    fn meet(mine: &AtomicBool, theirs: &AtomicBool) {  // passes only beside the other test
+        mine.store(true, Ordering::SeqCst);
+        let start = Instant::now();
+        while !theirs.load(Ordering::SeqCst) {
+            assert!(start.elapsed() < Duration::from_secs(3), "ran alone");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn ping() { meet(&PING, &PONG) }
+
+    #[test]
+    fn pong() { meet(&PONG, &PING) }
+}
+"""
+
+
+def test_a_crates_tests_run_side_by_side(tmp_path):
+    """The judge runs one suite at a time, on as many threads as the oracle runs compilers: a suite
+    written for `cargo test`'s threads passes (on one thread it waits on each test in turn)."""
+    from oracles.settings import OracleSettings
+    from oracles.verdict import Splice
+    from training.evaluate import crate_tests
+    root = crate(tmp_path / "units", SIDE_BY_SIDE)
+    (verdict,) = crate_tests(OracleSettings(jobs=2)).test([Splice(str(root), "src/lib.rs", 0, 0, "")])
+    assert verdict.passed and verdict.tests.passed == verdict.tests.total == 2
+
+
+def test_a_suite_that_denies_warnings_is_run_for_its_tests(tmp_path):
+    """cc's `#![cfg_attr(test, deny(warnings))]` meets a lint newer than cc (`field 0 is never read`):
+    a test run caps lints, so the suite builds and its tests decide."""
+    from oracles.settings import OracleSettings
+    from oracles.verdict import Splice
+    from training.evaluate import crate_tests
+    root = crate(tmp_path / "units")
+    lib = root / "src" / "lib.rs"
+    lib.write_text("#![cfg_attr(test, deny(warnings))]\nfn never_called() {}\n" + lib.read_text())
+    (verdict,) = crate_tests(OracleSettings(jobs=1)).test([Splice(str(root), "src/lib.rs", 0, 0, "")])
+    assert verdict.passed and verdict.tests.passed == verdict.tests.total == 1
