@@ -18,7 +18,8 @@ EXIT_OK, EXIT_FAILED = 0, 1  # and each SynthError's own exit_code (2: bad input
 BENCHES = {"oracle": "benchmarks.oracle_bench", "extract": "benchmarks.extract_bench",
            "train": "benchmarks.train_bench", "refresh": "benchmarks.refresh_bench", "shape": "benchmarks.shape",
            "crates": "benchmarks.crates_bench", "loop": "benchmarks.loop_bench", "ablate": "benchmarks.ablations",
-           "night": "benchmarks.night_bench", "sampler": "benchmarks.sampler_bench"}
+           "night": "benchmarks.night_bench", "sampler": "benchmarks.sampler_bench",
+           "crate-tests": "benchmarks.crate_tests_bench"}
 
 
 class UsageError(InputError):
