@@ -61,7 +61,7 @@ $(MODEL_DIR)/converted-from.json:
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[model]'
 	$(VENV)/bin/python -m training.base_model --out $(MODEL_DIR)
 
-# Verified data -> SFT -> GRPO on the real base model, on held-out crates (about 65 minutes on 2 cores).
+# Verified data -> SFT -> GRPO on the real base model, on held-out crates (about 80 minutes on 2 cores).
 loop: model loop-corpus
 	$(VENV)/bin/synth bench loop --json
 
