@@ -144,17 +144,18 @@ class CargoOracle:
             shift = splice.text.count("\n") - original[splice.start_byte:splice.end_byte].count(b"\n")
             env = {"CARGO_HOME": str(wd / "cargo-home"), "RUSTC": self.rustc, "RUSTDOC": self.rustdoc,
                    "CARGO_TARGET_DIR": str(wd / "target"), "CARGO_TERM_COLOR": "never"}
-            if kind != "check":  # a suite's `deny(warnings)` meets lints newer than the crate: the tests are what count
+            testing = kind != "check"
+            if testing:  # a suite's `deny(warnings)` meets lints newer than the crate: the tests are what count
                 env["RUSTFLAGS"] = TEST_RUSTFLAGS
             # cargo runs build scripts and proc macros (untrusted code): the sandbox isolates them, and
             # kill_orphans stops a child one leaves behind from holding cargo's pipe until the timeout.
-            argv = [self.cargo, "check" if kind == "check" else "test", "--offline", "--message-format=json"]
-            if kind != "check":
+            argv = [self.cargo, "test" if testing else "check", "--offline", "--message-format=json"]
+            if testing:
                 argv.append("--no-run")
             self.stats.compiler_runs += 1
             run = self.sandbox.run(argv, crate, limits=Limits(timeout_s=self.config.timeout_s, kill_orphans=True), env=env)
             tests, isolation = None, run.isolation
-            if kind != "check" and run.returncode == 0:
+            if testing and run.returncode == 0:
                 tests, isolation = self._run_tests(run.stdout, wd, isolation)
         diagnostics = self._diagnostics(run.stdout, scratch.member_prefix + splice.path, region, shift)
         has_error = any(d.severity == "error" for d in diagnostics)

@@ -6,9 +6,12 @@ checked standalone sits in its crate."""
 from pathlib import Path
 
 from oracles.factory import build_oracle
+from oracles.settings import OracleSettings
+from oracles.verdict import Splice
 from synth.tasks.judge import Judge
 from synth.tasks.split import repair_task
 from synth.tasks.task import CrateSpot, Task
+from training.evaluate import crate_tests
 
 CONTEXT = """pub enum Unit {
     Secs,
@@ -187,9 +190,6 @@ mod tests {
 def test_a_crates_tests_run_side_by_side(tmp_path):
     """The judge runs one suite at a time, on as many threads as the oracle runs compilers: a suite
     written for `cargo test`'s threads passes (on one thread it waits on each test in turn)."""
-    from oracles.settings import OracleSettings
-    from oracles.verdict import Splice
-    from training.evaluate import crate_tests
     root = crate(tmp_path / "units", SIDE_BY_SIDE)
     (verdict,) = crate_tests(OracleSettings(jobs=2)).test([Splice(str(root), "src/lib.rs", 0, 0, "")])
     assert verdict.passed and verdict.tests.passed == verdict.tests.total == 2
@@ -198,9 +198,6 @@ def test_a_crates_tests_run_side_by_side(tmp_path):
 def test_a_suite_that_denies_warnings_is_run_for_its_tests(tmp_path):
     """cc's `#![cfg_attr(test, deny(warnings))]` meets a lint newer than cc (`field 0 is never read`):
     a test run caps lints, so the suite builds and its tests decide."""
-    from oracles.settings import OracleSettings
-    from oracles.verdict import Splice
-    from training.evaluate import crate_tests
     root = crate(tmp_path / "units")
     lib = root / "src" / "lib.rs"
     lib.write_text("#![cfg_attr(test, deny(warnings))]\nfn never_called() {}\n" + lib.read_text())
