@@ -33,10 +33,23 @@ PRETENDING = {  # each compiles in place of `total`, and each answers nothing
     "todo arm": "pub fn total(xs: &[u32]) -> u32 {\n    match xs.len() {\n        0 => 0,\n        _ => todo!(),\n    }\n}",
     "panic in a branch": "pub fn total(xs: &[u32]) -> u32 {\n    if xs.len() > 1 {\n        panic!(\"many\")\n    }\n"
                          "    xs.iter().sum()\n}",  # a repair that gives up a case the original handled
+    "abort": "pub fn total(xs: &[u32]) -> u32 {\n    std::process::abort()\n}",
+    "exit after work": "pub fn total(xs: &[u32]) -> u32 {\n    let n = xs.len() as i32;\n    std::process::exit(n)\n}",
+    "unreachable_unchecked": "pub fn total(xs: &[u32]) -> u32 {\n    unsafe { core::hint::unreachable_unchecked() }\n}",
+    "diverges both ways": "pub fn total(xs: &[u32]) -> u32 {\n    if xs.is_empty() { loop {} } else { panic!() }\n}",
+    "diverging match": "pub fn total(xs: &[u32]) -> u32 {\n    match xs.len() {\n        _ => loop { std::thread::yield_now() },\n"
+                       "    }\n}",
+    "abort arm": "pub fn total(xs: &[u32]) -> u32 {\n    match xs.len() {\n        0 => 0,\n"
+                 "        _ => std::process::abort(),\n    }\n}",  # rustc's placeholder filled with a call that never returns
+    "own macro": "pub fn total(xs: &[u32]) -> u32 {\n    macro_rules! sum { () => { loop {} } }\n    sum!()\n}",
     "own cfg": "#[cfg(not(test))]\npub fn total(xs: &[u32]) -> u32 {\n    0\n}",
     "pasted signature": "pub fn total(xs: &[u32]) -> u64 {\n    let _ = \"pub fn total(xs: &[u32]) -> u32\";\n"
                         "    xs.iter().map(|&x| x as u64).sum()\n}",
 }
+# a loop that ends the function with `return`: it leaves, it does not diverge
+LOOP_TOTAL = ("pub fn total(xs: &[u32]) -> u32 {\n    let (mut sum, mut it) = (0, xs.iter());\n    loop {\n"
+              "        match it.next() {\n            Some(x) => sum += x,\n            None => return sum,\n"
+              "        }\n    }\n}")
 
 
 def fenced(code: str) -> str:
@@ -78,13 +91,15 @@ def test_answers_that_pretend_are_refused_and_real_fixes_count(rust_oracle, crat
     tasks = {"standalone": total, "crate": in_crate(total, crate, TOTAL)}
     judge = Judge({"rust": rust_oracle}, crate_oracle)
     for where, task in tasks.items():
-        answers = {**PRETENDING, "exact": TOTAL, "other fix": TOTAL.replace("sum += x;", "sum = sum + *x;")}
+        answers = {**PRETENDING, "exact": TOTAL, "other fix": TOTAL.replace("sum += x;", "sum = sum + *x;"),
+                   "loop that returns": LOOP_TOTAL}
         got = dict(zip(answers, judge.judge([task] * len(answers), [fenced(a) for a in answers.values()])))
         for name in PRETENDING:
             assert got[name].compiled and not got[name].solved, (where, name)
-        assert got["exact"].solved and got["other fix"].solved, where
-        assert got["self call allowed"].refused == got["own cfg"].refused == "own attribute"
+        assert got["exact"].solved and got["other fix"].solved and got["loop that returns"].solved, where
+        assert got["self call allowed"].refused == got["own cfg"].refused == got["own macro"].refused == "own attribute"
         assert got["loop"].refused == got["panic after work"].refused == got["self call"].refused == "hollow"
+        assert {got[n].refused for n in ("abort", "exit after work", "diverges both ways", "abort arm")} == {"hollow"}
         assert got["pasted signature"].refused == "signature"
 
 
@@ -158,3 +173,16 @@ def test_an_answer_placed_as_one_already_judged_is_compiled_once(rust_oracle, cr
     assert not again[1].compiled and again[1].first_error == "E0428"
     fresh = Judge({"rust": rust_oracle}, crate_oracle).judge([clash, total], [fenced(TOTAL)] * 2)
     assert [(o.compiled, o.first_error) for o in fresh] == [(o.compiled, o.first_error) for o in again[1::-1]]
+
+
+def test_a_codegen_body_that_diverges_every_way_is_hollow_and_a_loop_that_returns_is_not():
+    """Codegen answers are judged on their straight-line code: an `if`/`else` or a `match` whose
+    every way diverges, or a call of a std function that never returns, is a body that only
+    diverges; a `loop` left by `return` or `?` is work."""
+    reference = TOTAL
+    for body in ("if xs.is_empty() { loop {} } else { panic!() }", "match xs.len() { 0 => loop {}, _ => unreachable!() }",
+                 "std::process::abort()", "let n = xs.len();\n    std::process::exit(n as i32)"):
+        assert pretending(f"pub fn total(xs: &[u32]) -> u32 {{\n    {body}\n}}", reference) != "", body
+    assert pretending(LOOP_TOTAL, reference) == ""
+    assert pretending("pub fn total(xs: &[u32]) -> u32 {\n    if xs.is_empty() { return 0; } else { panic!() }\n}",
+                      reference) == ""  # one way returns

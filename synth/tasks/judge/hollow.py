@@ -2,14 +2,18 @@
 whose body never does its job, or an attribute the answer adds to hide what the compiler would say.
 
 A body pretends when, in its straight-line code (plain and `unsafe` blocks at any nesting, not
-inside a branch), it diverges (`loop {}` with no `break`, `panic!`, `unreachable!`, `todo!`,
-`unimplemented!`), whatever statements come before, or when all it does, besides statements
-that do nothing (`let _ = 0;`, `;`, a bare literal), is call itself; and anywhere, a `todo!` or
-`unimplemented!` (for a repair also a `panic!` or `unreachable!`) the reference does not have. Real code does both now and
-then (a function that ends in `unreachable!()` after its loop): a function whose reference
-diverges too may, but a reference that does real work before diverging does not license a body
-that does nothing else. Own attributes: `#[allow(..)]`, `#[expect(..)]`, `#[cfg(..)]`,
-`#[cfg_attr(..)]` (outer or inner) that the reference does not have."""
+inside a branch, but an `if`/`else` or a `match` whose every way diverges), it diverges (a `loop`
+with no `break`, `return` or `?` in it, `panic!`, `unreachable!`, `todo!`, `unimplemented!`, or
+a call of a std function that never returns: `process::abort()`, `process::exit(..)`,
+`hint::unreachable_unchecked()`, `panic::panic_any(..)`), whatever statements come before, or
+when all it does, besides statements that do nothing (`let _ = 0;`, `;`, a bare literal), is call
+itself; and anywhere, a `todo!` or `unimplemented!` (for a repair any of those ways to diverge: a
+missing argument filled with `std::process::abort()` compiles as `todo!()` does) the reference
+does not have. Real code does both now and then (a function that ends in `unreachable!()` after
+its loop): a function whose reference diverges too may, but a reference that does real work
+before diverging does not license a body that does nothing else. Own attributes: `#[allow(..)]`,
+`#[expect(..)]`, `#[cfg(..)]`, `#[cfg_attr(..)]` (outer or inner) that the reference does not have,
+and a `macro_rules!` of its own (what its expansion does is not read here)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -20,6 +24,12 @@ from tree_sitter import Node
 from synth.rust_syntax import node_text as _text, rust_parser, walk as _walk
 
 DIVERGING_MACROS = frozenset({"panic", "unreachable", "todo", "unimplemented"})
+UNWRITTEN = frozenset({"todo!()", "unimplemented!()"})  # said to be unwritten: no answer may add one
+# std functions that never return (`-> !`): as `todo!()`, a call stands for a value of any type
+DIVERGING_CALLS = ("process::abort", "process::exit", "panic::panic_any", "panic::resume_unwind",
+                   "hint::unreachable_unchecked", "intrinsics::abort", "intrinsics::unreachable")
+BARE_DIVERGING = frozenset({"unreachable_unchecked", "panic_any", "resume_unwind"})  # imported: no other meaning
+WAYS_OUT = frozenset({"break_expression", "return_expression", "try_expression"})  # what ends a `loop`
 HIDING_ATTRIBUTES = frozenset({"allow", "expect", "cfg", "cfg_attr"})
 PLAIN_BLOCKS = ("block", "unsafe_block")
 NO_OP_VALUES = ("integer_literal", "float_literal", "string_literal", "boolean_literal", "char_literal",
@@ -39,43 +49,44 @@ class Body:
 class Reading:
     """What pretending looks at in one piece of code, from one parse and one walk of its tree."""
     attributes: Counter  # its lint and configuration attributes, whitespace squeezed: `#[allow(dead_code)]`
-    macros: Counter  # the diverging macros it calls, wherever they are, by name
+    divergers: Counter  # its ways to diverge, wherever they are: `todo!()`, `process::abort()`, `loop {}`
     bodies: list[Body]  # every function or method it defines with a body (in impls, traits and bodies too)
 
 
 def read(code: str) -> Reading:
-    attributes, macros, bodies = Counter(), Counter(), []
+    attributes, divergers, bodies = Counter(), Counter(), []
     for node in _walk(rust_parser().parse(code.encode()).root_node):
         if node.type in ("attribute_item", "inner_attribute_item"):
             attribute = next((c for c in node.named_children if c.type == "attribute"), None)
             head = attribute.named_children[0] if attribute is not None and attribute.named_children else None
             if head is not None and _text(head) in HIDING_ATTRIBUTES:
                 attributes["".join(_text(node).split())] += 1
-        elif node.type == "macro_invocation":
-            name = _text(node.child_by_field_name("macro")).split("::")[-1]
-            if name in DIVERGING_MACROS:
-                macros[name] += 1
-        elif node.type == "function_item" and (body := node.child_by_field_name("body")) is not None:
+        elif node.type == "macro_definition":  # its body is tokens, unread here: `nope!()` may be `loop {}`
+            attributes[f"macro_rules! {_text(node.child_by_field_name('name'))}"] += 1
+        elif (way := _diverging(node)) is not None:
+            divergers[way] += 1
+        if node.type == "function_item" and (body := node.child_by_field_name("body")) is not None:
             name = _text(node.child_by_field_name("name"))
             work = _effective(body)
             bodies.append(Body(name, _block_diverges(body), bool(work) and _diverges(work[0]),
                                len(work) == 1 and _calls(work[0], name)))
-    return Reading(attributes, macros, bodies)
+    return Reading(attributes, divergers, bodies)
 
 
 def pretending(code: str, reference: str, repair: bool = False) -> str:
     """Why a Rust answer only pretends ('' when it does not): its first hollow function, an
     attribute of its own that hides code or lints, a `todo!`/`unimplemented!` the reference does
-    not have (anywhere: a match arm `_ => todo!()` compiles too), and for a repair, a `panic!` or
-    `unreachable!` the original does not have (the case it handled, given up)."""
+    not have (anywhere: a match arm `_ => todo!()` compiles too), and for a repair, any other way
+    to diverge the original does not have (the case it handled given up, or a value it needed
+    never made: `f(std::process::abort())`)."""
     mine, original = read(code), read(reference)
     own = mine.attributes - original.attributes
     if own:
         return f"adds {sorted(own)[0]} of its own"
-    added = mine.macros - original.macros
-    unwritten = sorted(m for m in added if m in ("todo", "unimplemented") or repair)
+    added = mine.divergers - original.divergers
+    unwritten = sorted(way for way in added if way in UNWRITTEN or repair)
     if unwritten:
-        return f"adds {unwritten[0]}!() where the original has none"
+        return f"adds {unwritten[0]} where the original has none"
     allowed = {b.name: b for b in original.bodies}
     for body in mine.bodies:
         theirs = allowed.get(body.name)
@@ -123,15 +134,36 @@ def _diverges(statement: Node) -> bool:
     if node.type in PLAIN_BLOCKS:
         inner = node if node.type == "block" else next((c for c in node.named_children if c.type == "block"), None)
         return inner is not None and _block_diverges(inner)
-    if node.type == "macro_invocation":
-        return _text(node.child_by_field_name("macro")).split("::")[-1] in DIVERGING_MACROS
-    if node.type == "loop_expression":
-        return not any(n.type == "break_expression" for n in _walk(node))
+    if _diverging(node) is not None:
+        return True
+    if node.type == "if_expression":  # every way diverges: `if c { loop {} } else { panic!() }`
+        other = node.child_by_field_name("alternative")
+        branch = other.named_children[0] if other is not None and other.named_children else None
+        return branch is not None and _diverges(node.child_by_field_name("consequence")) and _diverges(branch)
+    if node.type == "match_expression":
+        arms = [a.child_by_field_name("value") for a in node.child_by_field_name("body").named_children
+                if a.type == "match_arm"]
+        return bool(arms) and all(v is not None and _diverges(v) for v in arms)
     if node.type in ("let_declaration", "return_expression"):
         value = node.child_by_field_name("value") if node.type == "let_declaration" else \
             (node.named_children[0] if node.named_children else None)
         return value is not None and _diverges(value)
     return False
+
+
+def _diverging(node: Node) -> str | None:
+    """The way this node itself diverges, as `pretending` names it: a diverging macro, a call of a
+    std function that never returns, a `loop` nothing in it can leave; None for anything else."""
+    if node.type == "macro_invocation":
+        name = _text(node.child_by_field_name("macro")).split("::")[-1]
+        return f"{name}!()" if name in DIVERGING_MACROS else None
+    if node.type == "loop_expression":
+        return None if any(n.type in WAYS_OUT for n in _walk(node)) else "loop {}"
+    if node.type == "call_expression":
+        path = "".join(_text(node.child_by_field_name("function")).split())
+        named = next((f for f in DIVERGING_CALLS if path == f or path.endswith("::" + f)), None)
+        return f"{named}()" if named else (f"{path}()" if path in BARE_DIVERGING else None)
+    return None
 
 
 def _calls(node: Node, name: str) -> bool:
