@@ -7,11 +7,12 @@ with no `break`, `return` or `?` in it, `panic!`, `unreachable!`, `todo!`, `unim
 a call of a std function that never returns: `process::abort()`, `process::exit(..)`,
 `hint::unreachable_unchecked()`, `panic::panic_any(..)`), whatever statements come before, or
 when all it does, besides statements that do nothing (`let _ = 0;`, `;`, a bare literal), is call
-itself; and anywhere, a `todo!` or `unimplemented!` (for a repair any of those ways to diverge: a
-missing argument filled with `std::process::abort()` compiles as `todo!()` does) the reference
-does not have. Real code does both now and then (a function that ends in `unreachable!()` after
-its loop): a function whose reference diverges too may, but a reference that does real work
-before diverging does not license a body that does nothing else. Own attributes: `#[allow(..)]`,
+itself; and anywhere, a `todo!` or `unimplemented!` (for a repair any of those ways to diverge, or
+a value made from nothing, `mem::zeroed()`: a missing argument filled with `std::process::abort()`
+or `unsafe { std::mem::zeroed() }` compiles as `todo!()` does) the reference does not have. Real
+code does both now and then (a function that ends in `unreachable!()` after its loop): a function
+whose reference diverges too may, but a reference that does real work before diverging does not
+license a body that does nothing else. Own attributes: `#[allow(..)]`,
 `#[expect(..)]`, `#[cfg(..)]`, `#[cfg_attr(..)]` (outer or inner) that the reference does not have,
 and a `macro_rules!` of its own (what its expansion does is not read here)."""
 from __future__ import annotations
@@ -29,6 +30,8 @@ UNWRITTEN = frozenset({"todo!()", "unimplemented!()"})  # said to be unwritten: 
 DIVERGING_CALLS = ("process::abort", "process::exit", "panic::panic_any", "panic::resume_unwind",
                    "hint::unreachable_unchecked", "intrinsics::abort", "intrinsics::unreachable")
 BARE_DIVERGING = frozenset({"unreachable_unchecked", "panic_any", "resume_unwind"})  # imported: no other meaning
+# values made from nothing (`unsafe { std::mem::zeroed() }` compiles as a value of any type)
+FROM_NOTHING = ("mem::zeroed", "mem::uninitialized")
 WAYS_OUT = frozenset({"break_expression", "return_expression", "try_expression"})  # what ends a `loop`
 HIDING_ATTRIBUTES = frozenset({"allow", "expect", "cfg", "cfg_attr"})
 PLAIN_BLOCKS = ("block", "unsafe_block")
@@ -49,12 +52,13 @@ class Body:
 class Reading:
     """What pretending looks at in one piece of code, from one parse and one walk of its tree."""
     attributes: Counter  # its lint and configuration attributes, whitespace squeezed: `#[allow(dead_code)]`
-    divergers: Counter  # its ways to diverge, wherever they are: `todo!()`, `process::abort()`, `loop {}`
+    stand_ins: Counter  # what stands for code not written, wherever it is: `todo!()`, `process::abort()`,
+    # `loop {}` (the ways to diverge), `mem::zeroed()` (a value made from nothing)
     bodies: list[Body]  # every function or method it defines with a body (in impls, traits and bodies too)
 
 
 def read(code: str) -> Reading:
-    attributes, divergers, bodies = Counter(), Counter(), []
+    attributes, stand_ins, bodies = Counter(), Counter(), []
     for node in _walk(rust_parser().parse(code.encode()).root_node):
         if node.type in ("attribute_item", "inner_attribute_item"):
             attribute = next((c for c in node.named_children if c.type == "attribute"), None)
@@ -63,27 +67,27 @@ def read(code: str) -> Reading:
                 attributes["".join(_text(node).split())] += 1
         elif node.type == "macro_definition":  # its body is tokens, unread here: `nope!()` may be `loop {}`
             attributes[f"macro_rules! {_text(node.child_by_field_name('name'))}"] += 1
-        elif (way := _diverging(node)) is not None:
-            divergers[way] += 1
+        elif (way := _diverging(node) or _from_nothing(node)) is not None:
+            stand_ins[way] += 1
         if node.type == "function_item" and (body := node.child_by_field_name("body")) is not None:
             name = _text(node.child_by_field_name("name"))
             work = _effective(body)
             bodies.append(Body(name, _block_diverges(body), bool(work) and _diverges(work[0]),
                                len(work) == 1 and _calls(work[0], name)))
-    return Reading(attributes, divergers, bodies)
+    return Reading(attributes, stand_ins, bodies)
 
 
 def pretending(code: str, reference: str, repair: bool = False) -> str:
     """Why a Rust answer only pretends ('' when it does not): its first hollow function, an
     attribute of its own that hides code or lints, a `todo!`/`unimplemented!` the reference does
     not have (anywhere: a match arm `_ => todo!()` compiles too), and for a repair, any other way
-    to diverge the original does not have (the case it handled given up, or a value it needed
-    never made: `f(std::process::abort())`)."""
+    to diverge or value made from nothing the original does not have (the case it handled given
+    up, or a value it needed never made: `f(std::process::abort())`, `f(unsafe { mem::zeroed() })`)."""
     mine, original = read(code), read(reference)
     own = mine.attributes - original.attributes
     if own:
         return f"adds {sorted(own)[0]} of its own"
-    added = mine.divergers - original.divergers
+    added = mine.stand_ins - original.stand_ins
     unwritten = sorted(way for way in added if way in UNWRITTEN or repair)
     if unwritten:
         return f"adds {unwritten[0]} where the original has none"
@@ -164,6 +168,19 @@ def _diverging(node: Node) -> str | None:
         named = next((f for f in DIVERGING_CALLS if path == f or path.endswith("::" + f)), None)
         return f"{named}()" if named else (f"{path}()" if path in BARE_DIVERGING else None)
     return None
+
+
+def _from_nothing(node: Node) -> str | None:
+    """A value made from nothing, as `pretending` names it: `mem::zeroed()`, `mem::uninitialized()`,
+    `MaybeUninit::uninit().assume_init()`; None for anything else."""
+    if node.type != "call_expression":
+        return None
+    callee = node.child_by_field_name("function")
+    if callee.type == "field_expression" and _text(callee.child_by_field_name("field")) == "assume_init":
+        return "assume_init()"
+    path = "".join(_text(callee).split()).split("::<")[0]
+    named = next((f for f in FROM_NOTHING if path == f or path.endswith("::" + f)), None)
+    return f"{named}()" if named else None
 
 
 def _calls(node: Node, name: str) -> bool:
