@@ -70,6 +70,11 @@ def test_deletion_is_told_from_a_fix_on_the_changed_lines():
     assert deletes_the_error(ORIGINAL.replace("        sum += x;\n", ""), broken, ORIGINAL)
     assert not deletes_the_error(ORIGINAL, broken, ORIGINAL)  # the original line is back
     assert not deletes_the_error(ORIGINAL.replace("sum += x;", "sum += *x;"), broken, ORIGINAL)  # rewritten, not gone
+    # gone, though lines are kept: commented out, or traded for a statement that does nothing
+    for stand_in in ("/* sum += y; */", "let _ = 0;", "let _unused = sum;", ";"):
+        assert deletes_the_error(ORIGINAL.replace("sum += x;", stand_in), broken, ORIGINAL), stand_in
+    quiet = ORIGINAL.replace("    sum\n}", "    let _ = xs;\n    sum\n}")  # the code's own no-op is not the error
+    assert not deletes_the_error(quiet.replace("sum += x;", "sum += *x;"), quiet.replace("sum += x;", "sum += y;"), quiet)
 
 
 @pytest.mark.parametrize("case,original,broken", [

@@ -17,6 +17,7 @@ license a body that does nothing else. Own attributes: `#[allow(..)]`,
 and a `macro_rules!` of its own (what its expansion does is not read here)."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -35,6 +36,8 @@ FROM_NOTHING = ("mem::zeroed", "mem::uninitialized")
 WAYS_OUT = frozenset({"break_expression", "return_expression", "try_expression"})  # what ends a `loop`
 HIDING_ATTRIBUTES = frozenset({"allow", "expect", "cfg", "cfg_attr"})
 PLAIN_BLOCKS = ("block", "unsafe_block")
+UNUSED = re.compile(r"_\w*")  # a binding nothing reads: `let _ = 0;`, `let _x = 0;`
+STATEMENTS = ("expression_statement", "let_declaration", "empty_statement")  # not a block's tail value
 NO_OP_VALUES = ("integer_literal", "float_literal", "string_literal", "boolean_literal", "char_literal",
                 "identifier", "unit_expression", "tuple_expression")
 
@@ -124,8 +127,20 @@ def _no_op(statement: Node) -> bool:
         return True
     if statement.type == "let_declaration":
         pattern, value = statement.child_by_field_name("pattern"), statement.child_by_field_name("value")
-        return pattern is not None and _text(pattern) == "_" and (value is None or value.type in NO_OP_VALUES)
+        return pattern is not None and UNUSED.fullmatch(_text(pattern)) is not None and \
+            (value is None or value.type in NO_OP_VALUES)
     return _unwrapped(statement).type in NO_OP_VALUES
+
+
+def without_no_ops(code: str) -> str:
+    """The code with its comments and its statements that do nothing (`let _ = 0;`, `;`, `1;`)
+    blanked out, lines kept: what a line-by-line comparison should read (an erroring line
+    commented out with `/* */`, or traded for `let _ = 0;`, is gone, not rewritten)."""
+    data = bytearray(code.encode())
+    for node in _walk(rust_parser().parse(bytes(data)).root_node):
+        if node.type in ("line_comment", "block_comment") or (node.type in STATEMENTS and _no_op(node)):
+            data[node.start_byte:node.end_byte] = bytes(b if b == 10 else 32 for b in data[node.start_byte:node.end_byte])
+    return data.decode()
 
 
 def _block_diverges(block: Node) -> bool:
