@@ -8,7 +8,7 @@ import pytest
 from oracles.cargo.crate import CargoCrateOracle
 from synth.tasks.judge.hollow import pretending
 from synth.tasks.judge import Judge
-from synth.tasks.judge.signature import probe
+from synth.tasks.judge.signature import probe, same_qualifiers
 from synth.tasks.task import CrateSpot, Task
 
 # the crate allows the lint that would flag a self call: only the judge's own reading sees it
@@ -188,3 +188,19 @@ def test_a_codegen_body_that_diverges_every_way_is_hollow_and_a_loop_that_return
     assert pretending(LOOP_TOTAL, reference) == ""
     assert pretending("pub fn total(xs: &[u32]) -> u32 {\n    if xs.is_empty() { return 0; } else { panic!() }\n}",
                       reference) == ""  # one way returns
+
+
+def test_a_repair_that_changes_visibility_or_safety_changes_the_signature(rust_oracle, crate, crate_oracle):
+    """No fn-pointer type tells `pub fn` from `fn` (and a safe fn coerces to an `unsafe fn`
+    pointer): the probe passes them, the qualifiers as written do not."""
+    show = standalone("show", SHOW, "pub fn show(m: &Meters, f: &mut fmt::Formatter) -> fmt::Result")
+    respelled = SHOW.replace("-> fmt::Result", "-> Result<(), std::fmt::Error>")
+    answers = [respelled, respelled.removeprefix("pub "), respelled.replace("pub fn", "pub(crate) fn")]
+    judge = Judge({"rust": rust_oracle}, crate_oracle)
+    for t in (show, in_crate(show, crate, SHOW)):
+        kept, private, crate_only = judge.judge([t] * 3, [fenced(a) for a in answers])
+        assert kept.solved, t.id
+        assert private.compiled and crate_only.compiled and private.refused == crate_only.refused == "signature", t.id
+    assert not same_qualifiers("fn get(p: *const u8) -> u8 { 0 }", "pub unsafe fn get(p: *const u8) -> u8")
+    assert not same_qualifiers("pub fn len() -> usize { 0 }", "pub const fn len() -> usize")
+    assert same_qualifiers("pub  unsafe fn get(p: *const u8) -> u8 { 0 }", "pub unsafe fn get(p: *const u8) -> u8")

@@ -27,7 +27,7 @@ from oracles.verdict import Candidate, Splice, Verdict
 from synth.assemble.answers import normalize_answer
 from synth.tasks.completion import answer_code, defines, fenced_code, is_hollow, without_own_cfg
 from .hollow import pretending, without_no_ops
-from .signature import definition, probe, same_text
+from .signature import definition, probe, same_qualifiers, same_text
 
 if TYPE_CHECKING:
     from synth.tasks.task import CrateSpot, Task
@@ -214,6 +214,8 @@ def refusal(task: Task, code: str, verdict: Verdict, raw: str) -> tuple[str, str
         return ("" if keeps_signature(code, task.signature, task.lang) else "signature"), None
     if same_text(code, task.signature) or (in_trait_impl(task) and same_name(code, task.signature)):
         return "", None
+    if not same_qualifiers(code, task.signature):  # `pub fn` -> `fn` passes the probe
+        return "signature", None
     pending = probe(task.signature, method=task.kind == "method")
     return ("", pending) if pending else ("signature", None)
 

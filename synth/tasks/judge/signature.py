@@ -7,7 +7,8 @@ rustc decides, through a probe placed right after the answer in its own scope, w
 answer's function to the original signature's fn-pointer type (generics and `where` clause
 copied from the original); it compiles only if the types agree. A method of a trait impl keeps
 its signature when it compiles: the trait fixes what callers see, and rustc has checked the
-method against it. An `async` function, one with `impl Trait` arguments or a whole impl is kept
+method against it. Visibility and `const`/`unsafe`/`extern` are compared as written: no fn-pointer
+type tells `pub fn` from `fn`, and a safe fn coerces to an `unsafe fn` pointer. An `async` function, one with `impl Trait` arguments or a whole impl is kept
 only as written: no fn-pointer type names them."""
 from __future__ import annotations
 
@@ -48,6 +49,17 @@ def head(item: Node) -> str:
 def same_text(code: str, signature: str) -> bool:
     item = definition(code, signature)
     return item is not None and squeezed(head(item)) == squeezed(signature)
+
+
+def same_qualifiers(code: str, signature: str) -> bool:
+    """The answer's function is as visible and as `const`/`unsafe`/`async`/`extern` as the
+    original: what no fn-pointer type says (`pub fn` -> `fn`, `unsafe fn` -> `fn` pass the probe)."""
+    item, original = definition(code, signature), _signature_item(signature)
+    return item is not None and original is not None and _qualifiers(item) == _qualifiers(original)
+
+
+def _qualifiers(item: Node) -> tuple[str, ...]:
+    return tuple(" ".join(_text(c).split()) for c in item.children if c.type in ("visibility_modifier", "function_modifiers"))
 
 
 def probe(signature: str, method: bool) -> str | None:
