@@ -3,9 +3,14 @@ mutation, the judge), and the small walks over its trees they share."""
 from __future__ import annotations
 
 import functools
+import re
 
 import tree_sitter_rust
 from tree_sitter import Language, Node, Parser
+
+UNUSED = re.compile(r"_\w*")  # a binding nothing reads: `let _ = 0;`, `let _x = 0;`
+NO_OP_VALUES = ("integer_literal", "float_literal", "string_literal", "boolean_literal", "char_literal",
+                "identifier", "unit_expression", "tuple_expression")
 
 
 @functools.cache
@@ -34,3 +39,21 @@ def walk(node: Node):
 
 def node_text(node: Node | None) -> str:
     return node.text.decode() if node is not None else ""
+
+
+def unwrapped(statement: Node) -> Node:
+    """An expression statement's expression (any other statement as it is)."""
+    if statement.type == "expression_statement" and statement.named_children:
+        return statement.named_children[0]
+    return statement
+
+
+def does_nothing(statement: Node) -> bool:
+    """A statement that does nothing: `;`, a comment, `let _ = 0;`, a bare literal or name."""
+    if statement.type in ("empty_statement", "line_comment", "block_comment"):
+        return True
+    if statement.type == "let_declaration":
+        pattern, value = statement.child_by_field_name("pattern"), statement.child_by_field_name("value")
+        return pattern is not None and UNUSED.fullmatch(node_text(pattern)) is not None and \
+            (value is None or value.type in NO_OP_VALUES)
+    return unwrapped(statement).type in NO_OP_VALUES

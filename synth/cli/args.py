@@ -78,6 +78,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                             "rows in place of synth's repair rows; reward: GRPO on the layered reward beside the "
                             "binary one) and compare; ablate: the arms to run on the run the loop left (default all three)")
     bench.add_argument("--rl-steps", type=int, help="loop: GRPO steps (the profile's)")
+    bench.add_argument("--tasks", help="judge: a tasks JSONL to attack (the loop profile's held-out tasks)")
+    bench.add_argument("--crate-tests", action="store_true", help="judge: run the crates' own tests too")
     bench.add_argument("--mb", type=float, default=20.0, help="extract: size of the generated corpus")
     bench.add_argument("--config", help="night: the night's synth.toml (examples/night/synth.toml)")
     bench.add_argument("--nodes", type=int, default=8, help="night: nodes of the projected cluster")

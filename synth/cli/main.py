@@ -19,7 +19,7 @@ BENCHES = {"oracle": "benchmarks.oracle_bench", "extract": "benchmarks.extract_b
            "train": "benchmarks.train_bench", "refresh": "benchmarks.refresh_bench", "shape": "benchmarks.shape",
            "crates": "benchmarks.crates_bench", "loop": "benchmarks.loop_bench", "ablate": "benchmarks.ablations",
            "night": "benchmarks.night_bench", "sampler": "benchmarks.sampler_bench",
-           "crate-tests": "benchmarks.crate_tests_bench"}
+           "crate-tests": "benchmarks.crate_tests_bench", "judge": "benchmarks.judge_bench"}
 
 
 class UsageError(InputError):

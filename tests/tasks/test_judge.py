@@ -43,6 +43,7 @@ PRETENDING = {  # each compiles in place of `total`, and each answers nothing
                  "        _ => std::process::abort(),\n    }\n}",  # rustc's placeholder filled with a call that never returns
     "zeroed arm": "pub fn total(xs: &[u32]) -> u32 {\n    match xs.len() {\n        0 => 0,\n"
                   "        _ => unsafe { std::mem::zeroed() },\n    }\n}",  # a value made from nothing
+    "default body": "pub fn total(xs: &[u32]) -> u32 {\n    Default::default()\n}",  # the work, dropped
     "own macro": "pub fn total(xs: &[u32]) -> u32 {\n    macro_rules! sum { () => { loop {} } }\n    sum!()\n}",
     "own cfg": "#[cfg(not(test))]\npub fn total(xs: &[u32]) -> u32 {\n    0\n}",
     "pasted signature": "pub fn total(xs: &[u32]) -> u64 {\n    let _ = \"pub fn total(xs: &[u32]) -> u32\";\n"
@@ -101,7 +102,8 @@ def test_answers_that_pretend_are_refused_and_real_fixes_count(rust_oracle, crat
         assert got["exact"].solved and got["other fix"].solved and got["loop that returns"].solved, where
         assert got["self call allowed"].refused == got["own cfg"].refused == got["own macro"].refused == "own attribute"
         assert got["loop"].refused == got["panic after work"].refused == got["self call"].refused == "hollow"
-        assert {got[n].refused for n in ("abort", "exit after work", "diverges both ways", "abort arm", "zeroed arm")} == {"hollow"}
+        assert {got[n].refused for n in ("abort", "exit after work", "diverges both ways", "abort arm", "zeroed arm",
+                                                  "default body")} == {"hollow"}
         assert got["pasted signature"].refused == "signature"
 
 

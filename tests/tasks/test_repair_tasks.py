@@ -73,6 +73,16 @@ def test_deletion_is_told_from_a_fix_on_the_changed_lines():
     # gone, though lines are kept: commented out, or traded for a statement that does nothing
     for stand_in in ("/* sum += y; */", "let _ = 0;", "let _unused = sum;", ";"):
         assert deletes_the_error(ORIGINAL.replace("sum += x;", stand_in), broken, ORIGINAL), stand_in
+    # sized in tokens, not lines: the erroring part cut from a line, or a short body spread over lines
+    off = "fn off(&self) -> usize {\n    self.src.len() - self.iter.len()\n}"
+    off_broken = off.replace("self.src.len()", "self.srcs.length()")
+    assert deletes_the_error(off.replace("self.src.len() - ", ""), off_broken, off)
+    assert deletes_the_error("fn off(&self)\n    -> usize\n{\n    0\n}", off_broken, off)
+    assert not deletes_the_error(off.replace(" - ", "-"), off_broken, off)  # spacing is no change
+    # the signature put right, the body the mutation did not touch traded for a constant
+    returns = ORIGINAL.replace("-> u32 {", "-> bool {")
+    assert deletes_the_error("pub fn total(xs: &[u32]) -> u32 {\n    0\n}", returns, ORIGINAL)
+    assert not deletes_the_error(ORIGINAL.replace("sum += x;", "sum += *x;"), returns, ORIGINAL)
     quiet = ORIGINAL.replace("    sum\n}", "    let _ = xs;\n    sum\n}")  # the code's own no-op is not the error
     assert not deletes_the_error(quiet.replace("sum += x;", "sum += *x;"), quiet.replace("sum += x;", "sum += y;"), quiet)
 

@@ -16,9 +16,7 @@ answers, one crate-oracle call for answers placed in a copy of their crate, and 
 differs; tests run only for answers that count."""
 from __future__ import annotations
 
-import difflib
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,7 +24,8 @@ from oracles.errors import ToolchainMissing
 from oracles.verdict import Candidate, Splice, Verdict
 from synth.assemble.answers import normalize_answer
 from synth.tasks.completion import answer_code, defines, fenced_code, is_hollow, without_own_cfg
-from .hollow import pretending, without_no_ops
+from .deletion import changed_lines, deletes_the_error
+from .hollow import pretending
 from .signature import definition, probe, same_qualifiers, same_text
 
 if TYPE_CHECKING:
@@ -195,7 +194,7 @@ def outcome(task: Task, code: str, verdict: Verdict, raw: str | None = None) -> 
     if task.family == "repair" and result.solved:
         result.exact = normalize_answer(code, task.lang) == normalize_answer(without_own_cfg(task.reference), task.lang)
         result.deleted = not result.exact and deletes_the_error(code, task.broken, task.reference, task.lang)
-        if result.deleted and _changed(task.broken, task.reference)[1]:  # the fix is a change: dropping the code is none
+        if result.deleted and changed_lines(task.broken, task.reference)[1]:  # the fix is a change: dropping the code is none
             result.defined, result.refused = False, "deleted"
     return result
 
@@ -239,32 +238,3 @@ def keeps_signature(code: str, signature: str, lang: str) -> bool:
     return bool(signature.strip()) and squeeze(signature) in squeeze(code)
 
 
-def deletes_the_error(code: str, broken: str, reference: str, lang: str = "rust") -> bool:
-    """The answer has neither the broken nor the original form of the lines the mutation changed,
-    and is shorter than the broken declaration: it compiles because the code that held the error
-    is gone (e.g. the erroring statement dropped), not because it was fixed."""
-    was, were = _changed(broken, reference)
-    quiet = (lambda text: _lines(without_no_ops(text))) if lang == "rust" else _lines
-    answer = quiet(code)  # a line commented out or made `let _ = 0;` is gone
-    # the broken code's own no-op lines are not counted either, but for the erroring ones (`x;`)
-    own_no_ops = Counter(_lines(broken)) - Counter(quiet(broken))
-    length = len(quiet(broken)) + sum(n for line, n in own_no_ops.items() if line in was)
-    return bool(was | were) and not (was & set(answer)) and not (were & set(answer)) and len(answer) < length
-
-
-def _changed(broken: str, reference: str) -> tuple[set[str], set[str]]:
-    """The lines the mutation changed: their broken form, and their original form (none where the
-    mutation only added lines, so that deleting them is the fix)."""
-    broken_lines, reference_lines = _lines(broken), _lines(reference)
-    was, were = set(), set()
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=broken_lines, b=reference_lines,
-                                                       autojunk=False).get_opcodes():
-        if tag != "equal":
-            was.update(broken_lines[i1:i2])
-            were.update(reference_lines[j1:j2])
-    return was, were
-
-
-def _lines(code: str) -> list[str]:
-    """Its non-empty lines, stripped, without `//` comments."""
-    return [line for line in (raw.split("//", 1)[0].strip() for raw in code.splitlines()) if line]

@@ -7,7 +7,8 @@ with no `break`, `return` or `?` in it, `panic!`, `unreachable!`, `todo!`, `unim
 a call of a std function that never returns: `process::abort()`, `process::exit(..)`,
 `hint::unreachable_unchecked()`, `panic::panic_any(..)`), whatever statements come before, or
 when all it does, besides statements that do nothing (`let _ = 0;`, `;`, a bare literal), is call
-itself; and anywhere, a `todo!` or `unimplemented!` (for a repair any of those ways to diverge, or
+itself (for a repair, also when all it does is give back a default value, `Default::default()`);
+and anywhere, a `todo!` or `unimplemented!` (for a repair any of those ways to diverge, or
 a value made from nothing, `mem::zeroed()`: a missing argument filled with `std::process::abort()`
 or `unsafe { std::mem::zeroed() }` compiles as `todo!()` does) the reference does not have. Real
 code does both now and then (a function that ends in `unreachable!()` after its loop): a function
@@ -17,13 +18,12 @@ license a body that does nothing else. Own attributes: `#[allow(..)]`,
 and a `macro_rules!` of its own (what its expansion does is not read here)."""
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from synth.rust_syntax import node_text as _text, rust_parser, walk as _walk
+from synth.rust_syntax import does_nothing, node_text as _text, rust_parser, unwrapped, walk as _walk
 
 DIVERGING_MACROS = frozenset({"panic", "unreachable", "todo", "unimplemented"})
 UNWRITTEN = frozenset({"todo!()", "unimplemented!()"})  # said to be unwritten: no answer may add one
@@ -36,10 +36,6 @@ FROM_NOTHING = ("mem::zeroed", "mem::uninitialized")
 WAYS_OUT = frozenset({"break_expression", "return_expression", "try_expression"})  # what ends a `loop`
 HIDING_ATTRIBUTES = frozenset({"allow", "expect", "cfg", "cfg_attr"})
 PLAIN_BLOCKS = ("block", "unsafe_block")
-UNUSED = re.compile(r"_\w*")  # a binding nothing reads: `let _ = 0;`, `let _x = 0;`
-STATEMENTS = ("expression_statement", "let_declaration", "empty_statement")  # not a block's tail value
-NO_OP_VALUES = ("integer_literal", "float_literal", "string_literal", "boolean_literal", "char_literal",
-                "identifier", "unit_expression", "tuple_expression")
 
 
 @dataclass(frozen=True)
@@ -49,6 +45,7 @@ class Body:
     diverges: bool  # its straight-line code never completes
     only_diverges: bool  # ... and does nothing else first
     only_calls_itself: bool
+    only_defaults: bool = False  # all it does is give back a default value: `Default::default()`
 
 
 @dataclass(frozen=True)
@@ -76,7 +73,7 @@ def read(code: str) -> Reading:
             name = _text(node.child_by_field_name("name"))
             work = _effective(body)
             bodies.append(Body(name, _block_diverges(body), bool(work) and _diverges(work[0]),
-                               len(work) == 1 and _calls(work[0], name)))
+                               len(work) == 1 and _calls(work[0], name), len(work) == 1 and _a_default(work[0])))
     return Reading(attributes, stand_ins, bodies)
 
 
@@ -101,6 +98,8 @@ def pretending(code: str, reference: str, repair: bool = False) -> str:
             return f"fn {body.name} only calls itself"
         if body.diverges and not (theirs and theirs.diverges and (theirs.only_diverges or not body.only_diverges)):
             return f"fn {body.name} only diverges (panics, loops or is not written)"
+        if repair and body.only_defaults and not (theirs and theirs.only_defaults):  # the work it did, dropped
+            return f"fn {body.name} only gives back a default value"
     return ""
 
 
@@ -108,39 +107,12 @@ def _effective(block: Node) -> list[Node]:
     """The block's statements that do something, plain blocks opened up."""
     out = []
     for statement in block.named_children:
-        inner = _unwrapped(statement)
+        inner = unwrapped(statement)
         if inner.type in PLAIN_BLOCKS:
             out.extend(_effective(inner))
-        elif not _no_op(statement):
+        elif not does_nothing(statement):
             out.append(inner)
     return out
-
-
-def _unwrapped(statement: Node) -> Node:
-    if statement.type == "expression_statement" and statement.named_children:
-        return statement.named_children[0]
-    return statement
-
-
-def _no_op(statement: Node) -> bool:
-    if statement.type in ("empty_statement", "line_comment", "block_comment"):
-        return True
-    if statement.type == "let_declaration":
-        pattern, value = statement.child_by_field_name("pattern"), statement.child_by_field_name("value")
-        return pattern is not None and UNUSED.fullmatch(_text(pattern)) is not None and \
-            (value is None or value.type in NO_OP_VALUES)
-    return _unwrapped(statement).type in NO_OP_VALUES
-
-
-def without_no_ops(code: str) -> str:
-    """The code with its comments and its statements that do nothing (`let _ = 0;`, `;`, `1;`)
-    blanked out, lines kept: what a line-by-line comparison should read (an erroring line
-    commented out with `/* */`, or traded for `let _ = 0;`, is gone, not rewritten)."""
-    data = bytearray(code.encode())
-    for node in _walk(rust_parser().parse(bytes(data)).root_node):
-        if node.type in ("line_comment", "block_comment") or (node.type in STATEMENTS and _no_op(node)):
-            data[node.start_byte:node.end_byte] = bytes(b if b == 10 else 32 for b in data[node.start_byte:node.end_byte])
-    return data.decode()
 
 
 def _block_diverges(block: Node) -> bool:
@@ -149,7 +121,7 @@ def _block_diverges(block: Node) -> bool:
 
 def _diverges(statement: Node) -> bool:
     """The statement never completes, whatever its branches would do (none is looked into)."""
-    node = _unwrapped(statement)
+    node = unwrapped(statement)
     if node.type in PLAIN_BLOCKS:
         inner = node if node.type == "block" else next((c for c in node.named_children if c.type == "block"), None)
         return inner is not None and _block_diverges(inner)
@@ -196,6 +168,18 @@ def _from_nothing(node: Node) -> str | None:
     path = "".join(_text(callee).split()).split("::<")[0]
     named = next((f for f in FROM_NOTHING if path == f or path.endswith("::" + f)), None)
     return f"{named}()" if named else None
+
+
+def _a_default(node: Node) -> bool:
+    """A default value and nothing else: `Default::default()`, `T::default()`, `<T as Default>::default()`
+    (or a value made from nothing), `return` before it or not."""
+    if node.type == "return_expression" and node.named_children:
+        node = node.named_children[0]
+    if _from_nothing(node) is not None:
+        return True
+    if node.type != "call_expression" or node.child_by_field_name("arguments").named_children:
+        return False
+    return "".join(_text(node.child_by_field_name("function")).split()).endswith("::default")
 
 
 def _calls(node: Node, name: str) -> bool:

@@ -1,0 +1,144 @@
+"""`synth bench judge`: try to fool the judge before trusting its figures. Every held-out repair
+task of a loop run (the profile's `[eval] tasks`) is answered by attacks that fix nothing, each
+judged as `synth eval` judges an answer, without the crate's tests (what the GRPO reward and RFT
+see: they run none), and with them where `--crate-tests`:
+- stand-in bodies: the function's body replaced by code that diverges or makes a value from
+  nothing (`std::process::abort()`, `if c { loop {} } else { loop {} }`, `mem::zeroed()`, ...);
+- stand-in values: best_free's answers with each value it filled in for rustc's placeholders
+  (`Default::default()`) replaced by `std::process::abort()`, `unsafe { std::mem::zeroed() }`;
+- erasures: the lines that hold the error commented out (`//`, `/* */`) or traded for `let _ = 0;`;
+- signatures: `pub fn` made `fn` or `pub(crate) fn`, `unsafe fn` made `fn` (the types unchanged).
+Beside them, controls that must count: the reference, and the reference with a statement that
+does nothing added. Prints per attack the tasks it applies to, how many compile and how many count
+(0 wanted, but where the attack is the original itself: a body `0` where the reference is `0`).
+What no attack here can tell is a wrong value spelled like a right one (`0` for `n`): the tests do."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.loop_commands import PROFILE
+
+STAND_IN_BODIES = {
+    "abort": "std::process::abort()",
+    "exit": "std::process::exit(0)",
+    "unreachable_unchecked": "unsafe { std::hint::unreachable_unchecked() }",
+    "panic_any": "std::panic::panic_any(0)",
+    "loop": "loop {}",
+    "todo": "todo!()",
+    "diverges both ways": "if true { loop {} } else { panic!() }",
+    "diverging match": "match () { _ => loop { std::thread::yield_now() } }",
+    "own macro": "macro_rules! nope { () => { loop {} } }\n    nope!()",
+    "zeroed": "unsafe { std::mem::zeroed() }",
+    "default": "Default::default()",
+    # constants of common types: each compiles where the function returns one
+    "0": "0", "false": "false", "None": "None", "Ok(())": "Ok(())", "Vec::new()": "Vec::new()",
+    "String::new()": "String::new()", "empty": "",
+}
+FILLED = "Default::default()"  # what best_free puts where rustc's help leaves a typed placeholder
+STAND_IN_VALUES = {"abort filler": "std::process::abort()", "zeroed filler": "unsafe { std::mem::zeroed() }",
+                   "todo filler": "todo!()"}
+ERASURES = {"// line": "// {}", "/* line */": "/* {} */", "let _ = 0;": "let _ = 0;"}
+
+
+def stand_in_body(reference: str, body: str) -> str | None:
+    """The reference with its function's body replaced (None: the task is not one function)."""
+    found = _function_body(reference)
+    if found is None:
+        return None
+    data, block = found
+    return (data[:block.start_byte] + f"{{\n    {body}\n}}".encode() + data[block.end_byte:]).decode()
+
+
+def _function_body(reference: str):
+    """The reference's bytes and its one function's body block (None: not one function)."""
+    from synth.rust_syntax import rust_parser
+    data = reference.encode()
+    found = [n for n in rust_parser().parse(data).root_node.named_children if n.type == "function_item"]
+    block = found[0].child_by_field_name("body") if len(found) == 1 else None
+    return (data, block) if block is not None else None
+
+
+def erased(broken: str, reference: str, form: str) -> str | None:
+    """The broken code with the lines that hold the error (those the mutation changed) in `form`."""
+    from synth.tasks.judge.deletion import changed_lines, code_lines
+    was = changed_lines(broken, reference)[0]
+    lines = broken.splitlines()
+    spots = [i for i, line in enumerate(lines) if set(code_lines(line)) & was]
+    if not spots:
+        return None
+    for i in spots:
+        indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+        lines[i] = indent + form.format(lines[i].strip())
+    return "\n".join(lines)
+
+
+def requalified(reference: str, signature: str, old: str, new: str) -> str | None:
+    """The reference with `old` in its signature's qualifiers made `new` (None where it has none)."""
+    head = signature.split("fn ", 1)[0] + "fn "
+    if old not in head or signature not in reference:
+        return None
+    return reference.replace(signature, head.replace(old, new, 1) + signature.split("fn ", 1)[1], 1)
+
+
+def attacks(task, best_free_answer: str | None) -> dict[str, str | None]:
+    """Per attack, its answer to the task (None where it does not apply)."""
+    out: dict[str, str | None] = {f"body: {name}": stand_in_body(task.reference, body)
+                                  for name, body in STAND_IN_BODIES.items()}
+    filled = best_free_answer if best_free_answer and FILLED in best_free_answer else None
+    out.update({f"value: {name}": filled.replace(FILLED, value) if filled else None
+                for name, value in STAND_IN_VALUES.items()})
+    out.update({f"erasure: {name}": erased(task.broken, task.reference, form) for name, form in ERASURES.items()})
+    out["signature: pub fn -> fn"] = requalified(task.reference, task.signature, "pub ", "")
+    out["signature: pub fn -> pub(crate) fn"] = requalified(task.reference, task.signature, "pub ", "pub(crate) ")
+    out["signature: unsafe fn -> fn"] = requalified(task.reference, task.signature, "unsafe ", "")
+    return out
+
+
+def controls(task) -> dict[str, str | None]:
+    """Answers that fix the task and must count: the reference, and the reference with a statement
+    that does nothing before its body's code."""
+    found = _function_body(task.reference)
+    body = found[0][found[1].start_byte + 1:found[1].end_byte - 1].decode().strip() if found else None
+    return {"control: reference": task.reference,
+            "control: reference with a no-op": stand_in_body(task.reference, f"let _ = 0;\n    {body}") if body else None}
+
+
+def run_judge_bench(tasks_path: str, profile: Path = PROFILE, crate_tests: bool = False) -> dict:
+    from oracles.factory import opened_oracles
+    from synth.tasks.baselines import best_free
+    from synth.tasks.completion import answer_code
+    from synth.tasks.judge import Judge
+    from synth.tasks.task import load_tasks
+    from training.evaluate import crate_tests as crate_tests_oracle
+    from training.run.profile import load_profile
+
+    settings = load_profile(profile)
+    tasks = [t for t in load_tasks(tasks_path) if t.family == "repair" and t.lang == "rust"]
+    if not tasks:
+        raise FileNotFoundError(f"no Rust repair tasks in {tasks_path} (run `synth run --config examples/loop/synth.toml`)")
+    figures: dict[str, dict] = {}
+    with opened_oracles({"rust"}, any(t.in_crate for t in tasks), settings.oracle) as (oracles, crate):
+        tests = crate_tests_oracle(settings.oracle, settings.eval.verdicts) if crate_tests else None
+        judge = Judge(oracles, crate, crate_tests=tests)
+        free = best_free(tasks, judge)[0]
+        asked = [(task, {**attacks(task, answer_code(f) if f else None), **controls(task)})
+                 for task, f in zip(tasks, free)]
+        names = list(asked[0][1])
+        for name in names:
+            pairs = [(task, answer) for task, answers in asked if (answer := answers[name]) is not None]
+            outcomes = judge.judge([t for t, _ in pairs], [f"```rust\n{a}\n```" for _, a in pairs]) if pairs else []
+            figures[name] = {"tasks": len(pairs), "compiled": sum(o.compiled for o in outcomes),
+                             "counted": sum(o.passed for o in outcomes),
+                             "the_original": sum(o.passed and o.exact for o in outcomes)}  # e.g. `0` where it is
+    fooled = {n: f["counted"] - f["the_original"] for n, f in figures.items()
+              if not n.startswith("control") and f["counted"] > f["the_original"]}
+    return {"tasks": len(tasks), "crate_tests": crate_tests, "attacks": figures,
+            "attacks_that_count": sum(fooled.values()), "fooled_by": fooled,
+            "controls_counted": {n: f"{f['counted']}/{f['tasks']}" for n, f in figures.items() if n.startswith("control")}}
+
+
+def bench(args) -> dict:
+    """`synth bench judge [--tasks PATH] [--crate-tests]`: default tasks, the loop's held-out ones."""
+    from training.run.profile import load_profile
+    tasks = args.tasks or load_profile(PROFILE).eval.tasks
+    return run_judge_bench(tasks, crate_tests=bool(getattr(args, "crate_tests", False)))

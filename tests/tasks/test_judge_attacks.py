@@ -1,0 +1,38 @@
+"""`synth bench judge`'s attacks are what they say, and on real rustc none of them counts on a
+task where each applies, while the controls do: the bench's figures rest on these answers."""
+from benchmarks.judge_bench import attacks, controls, erased, requalified, stand_in_body
+from synth.tasks.judge import Judge
+from synth.tasks.task import Task
+
+CONTEXT = "pub struct Meters(pub u32);\n\n"
+REFERENCE = "pub fn total(xs: &[u32]) -> u32 {\n    let mut sum = 0;\n    for x in xs {\n        sum += x;\n    }\n    sum\n}"
+BROKEN = REFERENCE.replace("sum += x;", "sum += y;")  # E0425
+FILLED = REFERENCE.replace("sum += x;", "sum += Default::default();")  # best_free's guess for a placeholder
+
+
+def test_the_attacks_change_what_they_say():
+    assert stand_in_body(REFERENCE, "loop {}") == "pub fn total(xs: &[u32]) -> u32 {\n    loop {}\n}"
+    assert stand_in_body("impl Meters {\n    fn f(&self) {}\n}", "loop {}") is None  # not one function
+    assert erased(BROKEN, REFERENCE, "/* {} */") == BROKEN.replace("sum += y;", "/* sum += y; */")
+    assert requalified(REFERENCE, "pub fn total(xs: &[u32]) -> u32", "pub ", "") == REFERENCE.removeprefix("pub ")
+    assert requalified(REFERENCE, "pub fn total(xs: &[u32]) -> u32", "unsafe ", "") is None
+    got = attacks(task(), FILLED)
+    assert got["value: abort filler"] == REFERENCE.replace("sum += x;", "sum += std::process::abort();")
+    assert got["signature: unsafe fn -> fn"] is None and attacks(task(), None)["value: todo filler"] is None
+
+
+def test_no_attack_counts_and_the_controls_do(rust_oracle):
+    t = task()
+    answers = {name: a for name, a in {**attacks(t, FILLED), **controls(t)}.items() if a is not None}
+    got = dict(zip(answers, Judge({"rust": rust_oracle}).judge([t] * len(answers),
+                                                               [f"```rust\n{a}\n```" for a in answers.values()])))
+    counted = sorted(name for name, o in got.items() if o.passed and not o.exact)
+    assert counted == ["control: reference with a no-op"], counted
+    assert got["control: reference"].passed
+    assert got["body: abort"].compiled and got["erasure: /* line */"].compiled  # refused, not broken
+
+
+def task() -> Task:
+    return Task(id="t", lang="rust", family="repair", prompt="fix", reference=REFERENCE, broken=BROKEN,
+                signature="pub fn total(xs: &[u32]) -> u32", must_define=["fn total"], context=CONTEXT,
+                before=CONTEXT, after="\n")
