@@ -1,5 +1,6 @@
 """`synth bench judge`: try to fool the judge before trusting its figures. Every held-out repair
-task of a loop run (the profile's `[eval] tasks`) is answered by attacks that fix nothing, each
+and codegen task of a loop run (the profile's `[eval] tasks`) is answered by attacks that fix
+nothing (codegen: the stand-in bodies), each
 judged as `synth eval` judges an answer, without the crate's tests (what the GRPO reward and RFT
 see: they run none), and with them where `--crate-tests`:
 - stand-in bodies: the function's body replaced by code that diverges or makes a value from
@@ -50,10 +51,11 @@ def stand_in_body(reference: str, body: str) -> str | None:
 
 
 def _function_body(reference: str):
-    """The reference's bytes and its one function's body block (None: not one function)."""
-    from synth.rust_syntax import rust_parser
+    """The reference's bytes and its one function's body block (None: not one function; a method
+    in its impl block is one)."""
+    from synth.rust_syntax import rust_parser, walk
     data = reference.encode()
-    found = [n for n in rust_parser().parse(data).root_node.named_children if n.type == "function_item"]
+    found = [n for n in walk(rust_parser().parse(data).root_node) if n.type == "function_item"]
     block = found[0].child_by_field_name("body") if len(found) == 1 else None
     return (data, block) if block is not None else None
 
@@ -81,9 +83,12 @@ def requalified(reference: str, signature: str, old: str, new: str) -> str | Non
 
 
 def attacks(task, best_free_answer: str | None) -> dict[str, str | None]:
-    """Per attack, its answer to the task (None where it does not apply)."""
-    out: dict[str, str | None] = {f"body: {name}": stand_in_body(task.reference, body)
-                                  for name, body in STAND_IN_BODIES.items()}
+    """Per attack, its answer to the task (None where it does not apply): a codegen task's, its
+    body stood in for; a repair task's, every kind."""
+    out: dict[str, str | None] = {f"{'codegen ' if task.family == 'codegen' else ''}body: {name}":
+                                  stand_in_body(task.reference, body) for name, body in STAND_IN_BODIES.items()}
+    if task.family == "codegen":
+        return out
     filled = best_free_answer if best_free_answer and FILLED in best_free_answer else None
     out.update({f"value: {name}": filled.replace(FILLED, value) if filled else None
                 for name, value in STAND_IN_VALUES.items()})
@@ -113,26 +118,27 @@ def run_judge_bench(tasks_path: str, profile: Path = PROFILE, crate_tests: bool 
     from training.run.profile import load_profile
 
     settings = load_profile(profile)
-    tasks = [t for t in load_tasks(tasks_path) if t.family == "repair" and t.lang == "rust"]
+    tasks = [t for t in load_tasks(tasks_path) if t.family in ("repair", "codegen") and t.lang == "rust"]
     if not tasks:
         raise FileNotFoundError(f"no Rust repair tasks in {tasks_path} (run `synth run --config examples/loop/synth.toml`)")
     figures: dict[str, dict] = {}
     with opened_oracles({"rust"}, any(t.in_crate for t in tasks), settings.oracle) as (oracles, crate):
         tests = crate_tests_oracle(settings.oracle, settings.eval.verdicts) if crate_tests else None
         judge = Judge(oracles, crate, crate_tests=tests)
-        free = best_free(tasks, judge)[0]
-        asked = [(task, {**attacks(task, answer_code(f) if f else None), **controls(task)})
-                 for task, f in zip(tasks, free)]
-        names = list(asked[0][1])
+        repairs = [t for t in tasks if t.family == "repair"]
+        free = dict(zip((t.id for t in repairs), best_free(repairs, judge)[0]))
+        asked = [(task, {**attacks(task, answer_code(free[task.id]) if free.get(task.id) else None), **controls(task)})
+                 for task in tasks]
+        names = list(dict.fromkeys(name for _, answers in asked for name in answers))
         for name in names:
-            pairs = [(task, answer) for task, answers in asked if (answer := answers[name]) is not None]
+            pairs = [(task, answer) for task, answers in asked if (answer := answers.get(name)) is not None]
             outcomes = judge.judge([t for t, _ in pairs], [f"```rust\n{a}\n```" for _, a in pairs]) if pairs else []
             figures[name] = {"tasks": len(pairs), "compiled": sum(o.compiled for o in outcomes),
                              "counted": sum(o.passed for o in outcomes),
                              "the_original": sum(o.passed and o.exact for o in outcomes)}  # e.g. `0` where it is
     fooled = {n: f["counted"] - f["the_original"] for n, f in figures.items()
               if not n.startswith("control") and f["counted"] > f["the_original"]}
-    return {"tasks": len(tasks), "crate_tests": crate_tests, "attacks": figures,
+    return {"tasks": len(tasks), "repair_tasks": len(repairs), "crate_tests": crate_tests, "attacks": figures,
             "attacks_that_count": sum(fooled.values()), "fooled_by": fooled,
             "controls_counted": {n: f"{f['counted']}/{f['tasks']}" for n, f in figures.items() if n.startswith("control")}}
 

@@ -192,6 +192,19 @@ def test_a_codegen_body_that_diverges_every_way_is_hollow_and_a_loop_that_return
                       reference) == ""  # one way returns
 
 
+def test_a_body_that_gives_back_a_made_up_value_is_hollow_where_the_reference_does_more():
+    """`{ 0 }`, `Default::default()`, `Ok(())` compile wherever their type is asked: a body that is
+    only that, where the reference's computes something, did none of its work (codegen has no
+    tests to tell). A name or a path is a value of the context, and the reference's own constant
+    may be given back in another spelling."""
+    for body in ("0", "Default::default()", "return 0;"):
+        assert pretending(f"pub fn total(xs: &[u32]) -> u32 {{\n    {body}\n}}", TOTAL) != "", body
+    assert pretending(FMT.replace('write!(f, "{}m", self.0)', "Ok(())"), FMT) != ""
+    assert pretending("fn len(&self) -> usize {\n    Default::default()\n}", "fn len(&self) -> usize {\n    0\n}") == ""
+    assert pretending("fn kind() -> Kind {\n    First\n}", "fn kind() -> Kind {\n    Kind::First\n}") == ""
+    assert pretending("fn f(&self) -> Option<u8> {\n    None\n}", "fn f(&self) -> Option<u8> {\n    self.0.first().copied()\n}")
+
+
 def test_a_repair_that_changes_visibility_or_safety_changes_the_signature(rust_oracle, crate, crate_oracle):
     """No fn-pointer type tells `pub fn` from `fn` (and a safe fn coerces to an `unsafe fn`
     pointer): the probe passes them, the qualifiers as written do not."""

@@ -12,7 +12,8 @@ FILLED = REFERENCE.replace("sum += x;", "sum += Default::default();")  # best_fr
 
 def test_the_attacks_change_what_they_say():
     assert stand_in_body(REFERENCE, "loop {}") == "pub fn total(xs: &[u32]) -> u32 {\n    loop {}\n}"
-    assert stand_in_body("impl Meters {\n    fn f(&self) {}\n}", "loop {}") is None  # not one function
+    assert stand_in_body("impl Meters {\n    fn f(&self) {}\n}", "loop {}") == "impl Meters {\n    fn f(&self) {\n    loop {}\n}\n}"
+    assert stand_in_body("impl Meters {\n    fn f(&self) {}\n    fn g(&self) {}\n}", "loop {}") is None  # two
     assert erased(BROKEN, REFERENCE, "/* {} */") == BROKEN.replace("sum += y;", "/* sum += y; */")
     assert requalified(REFERENCE, "pub fn total(xs: &[u32]) -> u32", "pub ", "") == REFERENCE.removeprefix("pub ")
     assert requalified(REFERENCE, "pub fn total(xs: &[u32]) -> u32", "unsafe ", "") is None

@@ -5,17 +5,19 @@ A body pretends when, in its straight-line code (plain and `unsafe` blocks at an
 inside a branch, but an `if`/`else` or a `match` whose every way diverges), it diverges (a `loop`
 with no `break`, `return` or `?` in it, `panic!`, `unreachable!`, `todo!`, `unimplemented!`, or
 a call of a std function that never returns: `process::abort()`, `process::exit(..)`,
-`hint::unreachable_unchecked()`, `panic::panic_any(..)`), whatever statements come before, or
-when all it does, besides statements that do nothing (`let _ = 0;`, `;`, a bare literal), is call
-itself (for a repair, also when all it does is give back a default value, `Default::default()`);
-and anywhere, a `todo!` or `unimplemented!` (for a repair any of those ways to diverge, or
-a value made from nothing, `mem::zeroed()`: a missing argument filled with `std::process::abort()`
-or `unsafe { std::mem::zeroed() }` compiles as `todo!()` does) the reference does not have. Real
-code does both now and then (a function that ends in `unreachable!()` after its loop): a function
-whose reference diverges too may, but a reference that does real work before diverging does not
-license a body that does nothing else. Own attributes: `#[allow(..)]`,
-`#[expect(..)]`, `#[cfg(..)]`, `#[cfg_attr(..)]` (outer or inner) that the reference does not have,
-and a `macro_rules!` of its own (what its expansion does is not read here)."""
+`hint::unreachable_unchecked()`, `panic::panic_any(..)`), whatever statements come before; when
+all it does, besides statements that do nothing (`let _ = 0;`, `;`, a bare literal), is call
+itself; or when all it does is give back a value it made up (nothing, a literal, `None`,
+`Default::default()`, `mem::zeroed()`: `{ 0 }` compiles wherever a `u32` is asked) where the
+reference's body of that name does more. And anywhere, a `todo!` or `unimplemented!` (for a
+repair any of those ways to diverge, or a value made from nothing, `mem::zeroed()`: a missing
+argument filled with `std::process::abort()` or `unsafe { std::mem::zeroed() }` compiles as
+`todo!()` does) the reference does not have. Real code diverges now and then (a function that
+ends in `unreachable!()` after its loop): a function whose reference diverges too may, but a
+reference that does real work before diverging does not license a body that does nothing else.
+Own attributes: `#[allow(..)]`, `#[expect(..)]`, `#[cfg(..)]`, `#[cfg_attr(..)]` (outer or
+inner) that the reference does not have, and a `macro_rules!` of its own (what its expansion does
+is not read here)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -45,7 +47,7 @@ class Body:
     diverges: bool  # its straight-line code never completes
     only_diverges: bool  # ... and does nothing else first
     only_calls_itself: bool
-    only_defaults: bool = False  # all it does is give back a default value: `Default::default()`
+    makes_up: bool = False  # all it does is give back a value it made up: `0`, `None`, `Default::default()`
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def read(code: str) -> Reading:
             name = _text(node.child_by_field_name("name"))
             work = _effective(body)
             bodies.append(Body(name, _block_diverges(body), bool(work) and _diverges(work[0]),
-                               len(work) == 1 and _calls(work[0], name), len(work) == 1 and _a_default(work[0])))
+                               len(work) == 1 and _calls(work[0], name), _makes_up(body, work)))
     return Reading(attributes, stand_ins, bodies)
 
 
@@ -98,8 +100,8 @@ def pretending(code: str, reference: str, repair: bool = False) -> str:
             return f"fn {body.name} only calls itself"
         if body.diverges and not (theirs and theirs.diverges and (theirs.only_diverges or not body.only_diverges)):
             return f"fn {body.name} only diverges (panics, loops or is not written)"
-        if repair and body.only_defaults and not (theirs and theirs.only_defaults):  # the work it did, dropped
-            return f"fn {body.name} only gives back a default value"
+        if body.makes_up and theirs is not None and not theirs.makes_up:  # the original's work, not done
+            return f"fn {body.name} only gives back a value it made up"
     return ""
 
 
@@ -170,16 +172,47 @@ def _from_nothing(node: Node) -> str | None:
     return f"{named}()" if named else None
 
 
+EMPTY_COLLECTIONS = frozenset(f"{kind}::new" for kind in ("String", "Vec", "VecDeque", "HashMap", "HashSet", "BTreeMap",
+                                                          "BTreeSet", "BinaryHeap"))  # `Vec::new()`: an empty one
+LITERALS = ("integer_literal", "float_literal", "string_literal", "boolean_literal", "char_literal", "unit_expression")
+
+
+def _makes_up(block: Node, work: list[Node]) -> bool:
+    """All the body does is give back a value it made up: nothing (`{}`), or `_made_up`."""
+    if len(work) > 1:
+        return False
+    if work:
+        return _made_up(work[0])
+    tail = block.named_children[-1] if block.named_children else None
+    return tail is None or tail.type in LITERALS or _made_up(tail) or \
+        tail.type in ("line_comment", "block_comment", "empty_statement", "let_declaration", "expression_statement")
+
+
+def _made_up(node: Node) -> bool:
+    """A value made up, not computed: a literal, `None`, a default value, or `Ok`/`Some`/`Err` of
+    one (`Ok(())`: a `fmt` that writes nothing); not a name or a path (`LeftmostFirst` for
+    `MatchKind::LeftmostFirst` is a value of the context); `return` before it or not."""
+    if node.type == "return_expression" and node.named_children:
+        node = node.named_children[0]
+    if node.type in LITERALS or (node.type == "identifier" and _text(node) == "None") or _a_default(node):
+        return True
+    if node.type != "call_expression" or _text(node.child_by_field_name("function")) not in ("Ok", "Some", "Err"):
+        return False
+    arguments = node.child_by_field_name("arguments").named_children
+    return len(arguments) == 1 and _made_up(arguments[0])
+
+
 def _a_default(node: Node) -> bool:
-    """A default value and nothing else: `Default::default()`, `T::default()`, `<T as Default>::default()`
-    (or a value made from nothing), `return` before it or not."""
+    """A default value and nothing else: `Default::default()`, `T::default()`, `<T as Default>::default()`,
+    an empty std collection (`Vec::new()`), or a value made from nothing; `return` before it or not."""
     if node.type == "return_expression" and node.named_children:
         node = node.named_children[0]
     if _from_nothing(node) is not None:
         return True
     if node.type != "call_expression" or node.child_by_field_name("arguments").named_children:
         return False
-    return "".join(_text(node.child_by_field_name("function")).split()).endswith("::default")
+    path = "".join(_text(node.child_by_field_name("function")).split())
+    return path.endswith("::default") or path.split("::<")[0] in EMPTY_COLLECTIONS
 
 
 def _calls(node: Node, name: str) -> bool:
