@@ -75,15 +75,20 @@ def one_fenced_block(batch: Batch) -> list[float]:
 TIERS = {"nothing": 0.0, "parses": 0.25, "compiles": 0.5, "counts": 0.75, "passes": 1.0}
 
 
+PRETENDS = ("hollow", "own attribute", "deleted")  # refusals of code that compiles by not doing the work
+
+
 def tier(completion: str, outcome: Outcome, lang: str) -> str:
-    """nothing (no code, or code that does not parse); parses (Rust: tree-sitter finds no syntax
+    """nothing (no code, code that does not parse, or code that compiles by pretending: a body
+    `std::process::abort()`, an own `#[allow]`, the erroring lines dropped; paid above a real
+    attempt, a policy that cannot fix learns to pretend); parses (Rust: tree-sitter finds no syntax
     error; Vox has no parser here, so a rejected Vox answer is nothing); compiles (placed in its
-    task, but does not count: another name, a changed signature, hollow); counts (the `compile`
-    reward); passes (its tests too, or it has none)."""
+    task, but does not count: another name, a changed signature); counts (the `compile` reward);
+    passes (its tests too, or it has none)."""
     if outcome.solved:
         return "passes" if outcome.tests in (None, 1.0) else "counts"
     if outcome.compiled:
-        return "compiles"
+        return "nothing" if outcome.refused in PRETENDS else "compiles"
     code = answer_code(completion)
     if lang == "rust" and code.strip():
         from synth.rust_syntax import rust_parser

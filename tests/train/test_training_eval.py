@@ -132,8 +132,9 @@ def test_grpo_rewards_judge_vox_completions_through_the_vox_oracle():
 
 
 def test_the_layered_reward_grades_how_far_an_answer_got_on_real_rustc(rust_oracle):
-    """0 without code or with broken syntax, 0.25 parses, 0.5 compiles but does not count, 0.75
-    counts but fails its tests, 1.0 passes: a group of failing samples still differs."""
+    """0 without code, with broken syntax or compiling by pretending, 0.25 parses, 0.5 compiles but
+    does not count, 0.75 counts but fails its tests, 1.0 passes: a group of failing samples still
+    differs, and pretending pays less than a real attempt."""
     from synth.tasks.task import Task
     from synth.tasks.judge import Judge
     from training.rewards import CompilerRewards
@@ -143,7 +144,8 @@ def test_the_layered_reward_grades_how_far_an_answer_got_on_real_rustc(rust_orac
     rewards = {f.__name__: f for f in CompilerRewards(Judge({"rust": rust_oracle}), {"d": task}).functions()}
     completions = ["I would rather not.", "```rust\nfn double(x: u32) -> u32 { x * }\n```",
                    "```rust\nfn double(x: u32) -> u32 { x * 2u64 }\n```", "```rust\nfn triple(x: u32) -> u32 { x * 3 }\n```",
-                   "```rust\nfn double(x: u32) -> u32 { x * 3 }\n```", "```rust\nfn double(x: u32) -> u32 { x * 2 }\n```"]
+                   "```rust\nfn double(x: u32) -> u32 { x * 3 }\n```", "```rust\nfn double(x: u32) -> u32 { x * 2 }\n```",
+                   "```rust\nfn double(x: u32) -> u32 { std::process::abort() }\n```"]
     ids = ["d"] * len(completions)
-    assert rewards["layered"](None, completions, ids) == [0.0, 0.0, 0.25, 0.5, 0.75, 1.0]
-    assert rewards["compile"](None, completions, ids) == [0.0, 0.0, 0.0, 0.0, 1.0, 1.0]
+    assert rewards["layered"](None, completions, ids) == [0.0, 0.0, 0.25, 0.5, 0.75, 1.0, 0.0]
+    assert rewards["compile"](None, completions, ids) == [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0]
