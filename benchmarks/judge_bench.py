@@ -8,7 +8,8 @@ see: they run none), and with them where `--crate-tests`:
 - stand-in values: best_free's answers with each value it filled in for rustc's placeholders
   (`Default::default()`) replaced by `std::process::abort()`, `unsafe { std::mem::zeroed() }`;
 - erasures: the lines that hold the error commented out (`//`, `/* */`) or traded for `let _ = 0;`;
-- signatures: `pub fn` made `fn` or `pub(crate) fn`, `unsafe fn` made `fn` (the types unchanged).
+- signatures: `pub fn` made `fn` or `pub(crate) fn`, `unsafe fn` made `fn` (the types unchanged);
+  a codegen function given another signature and a body that does something.
 Beside them, controls that must count: the reference, and the reference with a statement that
 does nothing added. Prints per attack the tasks it applies to, how many compile and how many count
 (0 wanted, but where the attack is the original itself: a body `0` where the reference is `0`).
@@ -60,6 +61,19 @@ def _function_body(reference: str):
     return (data, block) if block is not None else None
 
 
+def other_signature(reference: str) -> str | None:
+    """The reference's one function given another signature (no parameters but its receiver, no
+    return type) and a body that does something (None: not one function)."""
+    found = _function_body(reference)
+    if found is None:
+        return None
+    data, block = found
+    item = block.parent
+    receiver = "&self" if b"self" in item.child_by_field_name("parameters").text else ""
+    head = f"fn {item.child_by_field_name('name').text.decode()}({receiver}) "
+    return (data[:item.start_byte] + head.encode() + b"{\n    let _x = 1 + 1;\n}" + data[item.end_byte:]).decode()
+
+
 def erased(broken: str, reference: str, form: str) -> str | None:
     """The broken code with the lines that hold the error (those the mutation changed) in `form`."""
     from synth.tasks.judge.deletion import changed_lines, code_lines
@@ -88,7 +102,7 @@ def attacks(task, best_free_answer: str | None) -> dict[str, str | None]:
     out: dict[str, str | None] = {f"{'codegen ' if task.family == 'codegen' else ''}body: {name}":
                                   stand_in_body(task.reference, body) for name, body in STAND_IN_BODIES.items()}
     if task.family == "codegen":
-        return out
+        return {**out, "codegen signature: another, a body that works": other_signature(task.reference)}
     filled = best_free_answer if best_free_answer and FILLED in best_free_answer else None
     out.update({f"value: {name}": filled.replace(FILLED, value) if filled else None
                 for name, value in STAND_IN_VALUES.items()})

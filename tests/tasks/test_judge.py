@@ -219,3 +219,16 @@ def test_a_repair_that_changes_visibility_or_safety_changes_the_signature(rust_o
     assert not same_qualifiers("fn get(p: *const u8) -> u8 { 0 }", "pub unsafe fn get(p: *const u8) -> u8")
     assert not same_qualifiers("pub fn len() -> usize { 0 }", "pub const fn len() -> usize")
     assert same_qualifiers("pub  unsafe fn get(p: *const u8) -> u8 { 0 }", "pub unsafe fn get(p: *const u8) -> u8")
+
+
+def test_a_codegen_answer_keeps_the_signature_it_was_shown(rust_oracle):
+    """A function of the asked name but another signature compiles too (`fn total() { .. }`): it
+    does not count; the parameters' names are the answer's own."""
+    task = Task(id="total", lang="rust", family="codegen", prompt="Write `total`.", reference=TOTAL,
+                must_define=["total"], before=CONTEXT, after="\n")
+    answers = {"renamed": TOTAL.replace("xs", "values"), "no parameters": "pub fn total() {\n    let _x = 1 + 1;\n}",
+               "other types": TOTAL.replace("u32", "u64"), "private": TOTAL.removeprefix("pub ")}
+    got = dict(zip(answers, Judge({"rust": rust_oracle}).judge([task] * len(answers), [fenced(a) for a in answers.values()])))
+    assert got["renamed"].passed
+    for name in ("no parameters", "other types", "private"):
+        assert got[name].compiled and got[name].refused == "signature", name

@@ -20,6 +20,9 @@ def test_the_attacks_change_what_they_say():
     got = attacks(task(), FILLED)
     assert got["value: abort filler"] == REFERENCE.replace("sum += x;", "sum += std::process::abort();")
     assert got["signature: unsafe fn -> fn"] is None and attacks(task(), None)["value: todo filler"] is None
+    codegen = attacks(task().model_copy(update={"family": "codegen"}), None)
+    assert codegen["codegen signature: another, a body that works"] == "fn total() {\n    let _x = 1 + 1;\n}"
+    assert "erasure: // line" not in codegen
 
 
 def test_no_attack_counts_and_the_controls_do(rust_oracle):

@@ -26,7 +26,7 @@ from synth.assemble.answers import normalize_answer
 from synth.tasks.completion import answer_code, defines, fenced_code, is_hollow, without_own_cfg
 from .deletion import changed_lines, deletes_the_error
 from .hollow import pretending
-from .signature import definition, probe, same_qualifiers, same_text
+from .signature import definition, probe, same_qualifiers, same_shape, same_text
 
 if TYPE_CHECKING:
     from synth.tasks.task import CrateSpot, Task
@@ -208,7 +208,8 @@ def refusal(task: Task, code: str, verdict: Verdict, raw: str) -> tuple[str, str
     if pretends or is_hollow(verdict):
         return ("own attribute" if pretends.endswith("of its own") else "hollow"), None
     if task.family != "repair":
-        return "", None
+        named = task.must_define[0].split()[-1] if task.must_define else ""
+        return ("" if task.lang != "rust" or not named or same_shape(code, task.reference, named) else "signature"), None
     if task.lang != "rust":
         return ("" if keeps_signature(code, task.signature, task.lang) else "signature"), None
     if same_text(code, task.signature) or (in_trait_impl(task) and same_name(code, task.signature)):

@@ -111,3 +111,30 @@ def _signature_item(signature: str) -> Node | None:
     root = rust_parser().parse((signature.strip() + " {}").encode()).root_node
     items = [n for n in root.named_children if n.type in ("function_item", "impl_item")]
     return items[0] if len(items) == 1 and not root.has_error else None
+
+
+def same_shape(code: str, reference: str, name: str) -> bool:
+    """A codegen answer's function `name` takes and gives what the reference's does, as written
+    (qualifiers, generics, each parameter's type, the return type, the `where` clause; the
+    parameters' names aside): the task shows the signature, and a function of another signature
+    compiles too (`fn free_buffer(&self) { let _x = 1 + 1; }` compiled for every held-out codegen
+    task). Where the reference has no such function there is nothing to compare."""
+    wanted = _named_function(reference, name)
+    if wanted is None:
+        return True
+    given = _named_function(code, name)
+    return given is not None and _shape(given) == _shape(wanted)
+
+
+def _named_function(code: str, name: str) -> Node | None:
+    root = rust_parser().parse(code.encode()).root_node
+    return next((n for n in _walk(root) if n.type == "function_item" and _text(n.child_by_field_name("name")) == name),
+                None)
+
+
+def _shape(item: Node) -> tuple:
+    parameters = tuple(squeezed(_parameter_type(p) or _text(p)) for p in item.child_by_field_name("parameters").named_children
+                       if p.type not in ("line_comment", "block_comment", "attribute_item"))
+    where = next((c for c in item.children if c.type == "where_clause"), None)
+    return (_qualifiers(item), squeezed(_text(item.child_by_field_name("type_parameters"))), parameters,
+            squeezed(_text(item.child_by_field_name("return_type"))), squeezed(_text(where)))
