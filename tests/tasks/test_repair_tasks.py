@@ -83,6 +83,10 @@ def test_deletion_is_told_from_a_fix_on_the_changed_lines():
     returns = ORIGINAL.replace("-> u32 {", "-> bool {")
     assert deletes_the_error("pub fn total(xs: &[u32]) -> u32 {\n    0\n}", returns, ORIGINAL)
     assert not deletes_the_error(ORIGINAL.replace("sum += x;", "sum += *x;"), returns, ORIGINAL)
+    # a guess for a dropped argument, the header put right, the impl's `#[cfg]` left out: no code gone
+    drop_impl = '#[cfg(not(feature = "x"))]\nimpl<A: T> Drop for S<A> {\n    fn drop(&mut self) {\n        f(a, b);\n    }\n}'
+    drop_broken = drop_impl.replace("<A: T>", "<A>").replace("f(a, b)", "f(a)")
+    assert not deletes_the_error(drop_impl.split("\n", 1)[1].replace("f(a, b)", "f(a, 0)"), drop_broken, drop_impl)
     quiet = ORIGINAL.replace("    sum\n}", "    let _ = xs;\n    sum\n}")  # the code's own no-op is not the error
     assert not deletes_the_error(quiet.replace("sum += x;", "sum += *x;"), quiet.replace("sum += x;", "sum += y;"), quiet)
 

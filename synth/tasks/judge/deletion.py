@@ -20,8 +20,8 @@ KEPT_AT_LEAST = 0.5  # of the untouched body's tokens
 
 def deletes_the_error(code: str, broken: str, reference: str, lang: str = "rust") -> bool:
     """The answer compiles because code is gone, not because it was fixed: of some change the
-    mutation made it has neither the broken nor the original form, and it is smaller than the
-    broken declaration (the erroring statement dropped, `a - f(x)` cut to `a`, a wrong body traded
+    mutation made it has neither the broken nor the original form, and its body is smaller than
+    the broken one's (the erroring statement dropped, `a - f(x)` cut to `a`, a wrong body traded
     for `0` while the wrong signature is put right), or it keeps less than half of the body the
     mutation did not touch (the signature put right, the body traded for `0`)."""
     quiet = (lambda text: code_lines(without_no_ops(text))) if lang == "rust" else code_lines
@@ -31,8 +31,9 @@ def deletes_the_error(code: str, broken: str, reference: str, lang: str = "rust"
     was = {line for old, _ in changes for line in old}
     # the broken code's own no-op lines are not counted either, but for the erroring ones (`x;`)
     own_no_ops = Counter(code_lines(broken)) - Counter(quiet(broken))
-    size = _tokens(quiet(broken)) + sum(_tokens([line]) * n for line, n in own_no_ops.items() if line in was)
-    if any(not (set(old) & kept) and not (set(new) & kept) for old, new in changes) and _tokens(answer) < size:
+    size = _tokens(_body(quiet(broken))) + sum(_tokens([line]) * n for line, n in own_no_ops.items() if line in was)
+    # sized by the body: an attribute the answer leaves out (`#[cfg(..)]` above an impl) is no code gone
+    if any(not (set(old) & kept) and not (set(new) & kept) for old, new in changes) and _tokens(_body(answer)) < size:
         return True
     untouched = [line for line in _body(code_lines(broken)) if line not in was]
     return _tokens([line for line in untouched if line in kept]) < KEPT_AT_LEAST * _tokens(untouched)
