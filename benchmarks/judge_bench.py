@@ -134,7 +134,8 @@ def run_judge_bench(tasks_path: str, profile: Path = PROFILE, crate_tests: bool 
     settings = load_profile(profile)
     tasks = [t for t in load_tasks(tasks_path) if t.family in ("repair", "codegen") and t.lang == "rust"]
     if not tasks:
-        raise FileNotFoundError(f"no Rust repair tasks in {tasks_path} (run `synth run --config examples/loop/synth.toml`)")
+        raise FileNotFoundError(f"no Rust repair or codegen tasks in {tasks_path} "
+                                "(run `synth run --config examples/loop/synth.toml`)")
     figures: dict[str, dict] = {}
     with opened_oracles({"rust"}, any(t.in_crate for t in tasks), settings.oracle) as (oracles, crate):
         tests = crate_tests_oracle(settings.oracle, settings.eval.verdicts) if crate_tests else None
@@ -161,4 +162,4 @@ def bench(args) -> dict:
     """`synth bench judge [--tasks PATH] [--crate-tests]`: default tasks, the loop's held-out ones."""
     from training.run.profile import load_profile
     tasks = args.tasks or load_profile(PROFILE).eval.tasks
-    return run_judge_bench(tasks, crate_tests=bool(getattr(args, "crate_tests", False)))
+    return run_judge_bench(tasks, crate_tests=args.crate_tests)

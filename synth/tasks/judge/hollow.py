@@ -154,9 +154,14 @@ def _diverging(node: Node) -> str | None:
         return None if any(n.type in WAYS_OUT for n in _walk(node)) else "loop {}"
     if node.type == "call_expression":
         path = "".join(_text(node.child_by_field_name("function")).split())
-        named = next((f for f in DIVERGING_CALLS if path == f or path.endswith("::" + f)), None)
+        named = _std_function(path, DIVERGING_CALLS)
         return f"{named}()" if named else (f"{path}()" if path in BARE_DIVERGING else None)
     return None
+
+
+def _std_function(path: str, names: tuple[str, ...]) -> str | None:
+    """Which of `names` (`process::abort`) the called path is, spelled in full or from its module."""
+    return next((f for f in names if path == f or path.endswith("::" + f)), None)
 
 
 def _from_nothing(node: Node) -> str | None:
@@ -167,8 +172,7 @@ def _from_nothing(node: Node) -> str | None:
     callee = node.child_by_field_name("function")
     if callee.type == "field_expression" and _text(callee.child_by_field_name("field")) == "assume_init":
         return "assume_init()"
-    path = "".join(_text(callee).split()).split("::<")[0]
-    named = next((f for f in FROM_NOTHING if path == f or path.endswith("::" + f)), None)
+    named = _std_function("".join(_text(callee).split()).split("::<")[0], FROM_NOTHING)
     return f"{named}()" if named else None
 
 
@@ -184,7 +188,7 @@ def _makes_up(block: Node, work: list[Node]) -> bool:
     if work:
         return _made_up(work[0])
     tail = block.named_children[-1] if block.named_children else None
-    return tail is None or tail.type in LITERALS or _made_up(tail) or \
+    return tail is None or _made_up(tail) or \
         tail.type in ("line_comment", "block_comment", "empty_statement", "let_declaration", "expression_statement")
 
 
@@ -204,9 +208,7 @@ def _made_up(node: Node) -> bool:
 
 def _a_default(node: Node) -> bool:
     """A default value and nothing else: `Default::default()`, `T::default()`, `<T as Default>::default()`,
-    an empty std collection (`Vec::new()`), or a value made from nothing; `return` before it or not."""
-    if node.type == "return_expression" and node.named_children:
-        node = node.named_children[0]
+    an empty std collection (`Vec::new()`), or a value made from nothing."""
     if _from_nothing(node) is not None:
         return True
     if node.type != "call_expression" or node.child_by_field_name("arguments").named_children:

@@ -8,8 +8,9 @@ answer's function to the original signature's fn-pointer type (generics and `whe
 copied from the original); it compiles only if the types agree. A method of a trait impl keeps
 its signature when it compiles: the trait fixes what callers see, and rustc has checked the
 method against it. Visibility and `const`/`unsafe`/`extern` are compared as written: no fn-pointer
-type tells `pub fn` from `fn`, and a safe fn coerces to an `unsafe fn` pointer. An `async` function, one with `impl Trait` arguments or a whole impl is kept
-only as written: no fn-pointer type names them."""
+type tells `pub fn` from `fn`, and a safe fn coerces to an `unsafe fn` pointer. An `async`
+function, one with `impl Trait` arguments or a whole impl is kept only as written: no fn-pointer
+type names them."""
 from __future__ import annotations
 
 from tree_sitter import Node
@@ -34,9 +35,7 @@ def definition(code: str, signature: str) -> Node | None:
     if wanted.type == "impl_item":
         return next((n for n in root.named_children if n.type == "impl_item" and squeezed(head(n)) == squeezed(signature)),
                     None)
-    name = _text(wanted.child_by_field_name("name"))
-    found = [n for n in _walk(root) if n.type == "function_item" and _text(n.child_by_field_name("name")) == name]
-    return next((n for n in found if n.parent is not None and n.parent.type == "source_file"), found[0] if found else None)
+    return _named_function(root, _text(wanted.child_by_field_name("name")))
 
 
 def head(item: Node) -> str:
@@ -119,17 +118,17 @@ def same_shape(code: str, reference: str, name: str) -> bool:
     parameters' names aside): the task shows the signature, and a function of another signature
     compiles too (`fn free_buffer(&self) { let _x = 1 + 1; }` compiled for every held-out codegen
     task). Where the reference has no such function there is nothing to compare."""
-    wanted = _named_function(reference, name)
+    wanted = _named_function(rust_parser().parse(reference.encode()).root_node, name)
     if wanted is None:
         return True
-    given = _named_function(code, name)
+    given = _named_function(rust_parser().parse(code.encode()).root_node, name)
     return given is not None and _shape(given) == _shape(wanted)
 
 
-def _named_function(code: str, name: str) -> Node | None:
-    root = rust_parser().parse(code.encode()).root_node
-    return next((n for n in _walk(root) if n.type == "function_item" and _text(n.child_by_field_name("name")) == name),
-                None)
+def _named_function(root: Node, name: str) -> Node | None:
+    """The function of that name: the first at the top, else the first anywhere (a method in its impl)."""
+    found = [n for n in _walk(root) if n.type == "function_item" and _text(n.child_by_field_name("name")) == name]
+    return next((n for n in found if n.parent is not None and n.parent.type == "source_file"), found[0] if found else None)
 
 
 def _shape(item: Node) -> tuple:
