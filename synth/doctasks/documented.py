@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from oracles.verdict import Candidate, Verdict
 from synth.tasks.completion import without_own_cfg
 from synth.extract.package import package_of
-from synth.extract.model import Declaration, cfg_gated, crate_name
+from synth.extract.model import Declaration, cfg_gated, crate_name, crate_spot
 from synth.settings.fit import TOO_LONG, Fit
 from synth.mutate.in_crate import InCrate, crate_originals, crate_recipe
 from synth.prompting.templates import system_prompt, with_context
@@ -134,6 +134,8 @@ def doc_row(item: DocItem, verdict: Verdict, seed: int, recipe: dict | None = No
         crate=crate_name(decl))
     if recipe:
         row.verification = row.verification.model_copy(update={"scope": "crate", "crate": recipe})
+    elif decl.crate_root and decl.crate_path:  # checked standalone; its crate's tests run the answer in place
+        row.crate_spot = crate_spot(decl)
     return row
 
 

@@ -65,6 +65,13 @@ def cfg_gated(decl: Declaration) -> bool:
     return any(a.replace(" ", "").startswith("#[cfg(") for a in decl.attributes)
 
 
+def crate_spot(decl: Declaration) -> dict:
+    """Where a declaration checked standalone sits in its crate, so the crate's tests can run an
+    answer in its place. The crate's folder is the run's to give (synth/tasks/split.py): a row
+    reads the same wherever its sources sit."""
+    return {"path": decl.crate_path, "start_byte": decl.start_byte, "end_byte": decl.end_byte, "name": decl.name}
+
+
 def block_text(text: str) -> str:
     """A declaration as a code block: a method's span starts at its `fn` (column 0) while its
     other lines keep the impl's indentation; take that indentation off them all, so the block

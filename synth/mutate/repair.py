@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from oracles.verdict import EXIT_ONLY, Candidate, Verdict
 from synth.extract.package import package_of
-from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, standalone_source
+from synth.extract.model import Declaration, block_text, cfg_gated, crate_name, crate_spot, standalone_source
 from synth.settings.fit import TOO_LONG, Fit
 from synth.rows.rejection import Rejection
 from synth.prompting.templates import DECLARATION_INSTRUCTION, language_and_fence, system_prompt, template, template_hash
@@ -136,9 +136,7 @@ def build_rows(mutants: list[Mutant], originals: dict[str, Verdict], settings: R
             row.verification = row.verification.model_copy(update={"scope": "crate", "crate": recipe})
             row.broken_verification.update(scope="crate", crate=recipe)
         elif decl.crate_root and decl.crate_path:  # checked standalone; the crate's tests run it in place
-            # (its crate's folder is the run's to give: a row reads the same wherever its sources sit)
-            row.crate_spot = {"path": decl.crate_path, "start_byte": decl.start_byte, "end_byte": decl.end_byte,
-                              "name": decl.name}
+            row.crate_spot = crate_spot(decl)
         rows.append(row)
     return rows
 

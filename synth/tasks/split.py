@@ -41,11 +41,12 @@ def task_of(row: dict, families=FAMILIES, roots: dict[str, str] | None = None) -
     family = {"codegen": "codegen", "repair": "repair"}.get(row.get("task"))
     if family not in families:
         return None
-    return codegen_task(row) if family == "codegen" else repair_task(row, roots)
+    return codegen_task(row, roots) if family == "codegen" else repair_task(row, roots)
 
 
-def codegen_task(row: dict) -> Task | None:
-    """A codegen row whose check is exactly the task's (context + answer)."""
+def codegen_task(row: dict, roots: dict[str, str] | None = None) -> Task | None:
+    """A codegen row whose check is exactly the task's (context + answer); where `roots` names
+    its crate's folder, the task says where the function sits there (its crate's tests run it)."""
     if not row.get("must_define"):
         return None
     if (row.get("verification") or {}).get("scope", "standalone") != "standalone":
@@ -60,7 +61,8 @@ def codegen_task(row: dict) -> Task | None:
         placed = {"before": checked[:at], "after": checked[at + len(answer):]}
     return Task(id=row["id"], lang=row["lang"], prompt=row["prompt"], context=context,
                 tests=row.get("tests", ""), must_define=list(row["must_define"]), group=row_group(row),
-                crate=row.get("crate", ""), declaration=declaration_of(row), reference=answer, **placed)
+                crate=row.get("crate", ""), declaration=declaration_of(row), reference=answer,
+                crate_spot=spot_in(row, roots), **placed)
 
 
 def repair_task(row: dict, roots: dict[str, str] | None = None) -> Task | None:
@@ -87,9 +89,13 @@ def repair_task(row: dict, roots: dict[str, str] | None = None) -> Task | None:
     after = row["checked_broken_source"][len(before) + len(broken):]
     if row["checked_broken_source"] != before + broken + after or row["checked_source"] != before + fixed + after:
         return None
+    return Task(**common, context=row.get("context", ""), before=before, after=after, crate_spot=spot_in(row, roots))
+
+
+def spot_in(row: dict, roots: dict[str, str] | None) -> CrateSpot | None:
+    """Where a row checked standalone sits in its crate, when the run says where that crate is."""
     spot, root = row.get("crate_spot"), (roots or {}).get(row.get("crate", ""))
-    return Task(**common, context=row.get("context", ""), before=before, after=after,
-                crate_spot=CrateSpot(root=root, **spot) if spot and root else None)
+    return CrateSpot(root=root, **spot) if spot and root else None
 
 
 @dataclass

@@ -203,3 +203,68 @@ def test_a_suite_that_denies_warnings_is_run_for_its_tests(tmp_path):
     lib.write_text("#![cfg_attr(test, deny(warnings))]\nfn never_called() {}\n" + lib.read_text())
     (verdict,) = crate_tests(OracleSettings(jobs=1)).test([Splice(str(root), "src/lib.rs", 0, 0, "")])
     assert verdict.passed and verdict.tests.passed == verdict.tests.total == 1
+
+
+METER = """pub struct Meter {
+    count: u64,
+}
+
+impl Meter {
+    /// A meter that has counted nothing yet.
+    pub fn new() -> Meter {
+        Meter { count: 0 }
+    }
+
+    /// Counts `n` more and gives back the total so far.
+    pub fn add(&mut self, n: u64) -> u64 {
+        self.count += n;
+        self.count
+    }
+}
+
+/// Twice the value.
+pub fn double(n: u64) -> u64 {
+    n * 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        let mut meter = Meter::new();
+        meter.add(2);
+        assert_eq!(meter.add(3), 5);
+        assert_eq!(double(4), 8);
+    }
+}
+"""
+
+
+def test_a_codegen_answer_runs_its_crates_tests_in_place(rust_oracle, tmp_path):
+    """The doc lane says where a function checked standalone sits in its crate; its codegen task
+    runs an answer there (a method: the members of the answer's impl block over the method's span),
+    so a body that compiles but computes another value does not pass."""
+    from synth.doctasks.documented import doc_lane
+    from synth.extract.extract import ExtractOptions, extract_paths
+    from synth.tasks.split import codegen_task
+
+    root = crate(tmp_path / "meter")
+    (root / "src" / "lib.rs").write_text(METER)
+    rows, _ = doc_lane(extract_paths([str(root)], ExtractOptions(jobs=1)).declarations, rust_oracle)
+    rows = {r.must_define[0]: r.model_dump(mode="json") for r in rows}
+    assert "root" not in rows["add"]["crate_spot"] and codegen_task(rows["add"]).crate_spot is None
+    tasks = {name: codegen_task(rows[name], {"meter": str(root.resolve())}) for name in ("add", "double")}
+    add, double = rows["add"]["response"], rows["double"]["response"]
+    answers = [(tasks["add"], add, True),
+               (tasks["add"], add.replace("self.count += n;", "self.count = self.count + n;"), True),
+               (tasks["add"], add.replace("self.count += n;", "self.count = n;"), False),  # compiles, counts 3 for 5
+               (tasks["double"], double.replace("n * 2", "n + n"), True),
+               (tasks["double"], double.replace("n * 2", "n + 2"), False)]
+    judge = Judge({"rust": rust_oracle}, crate_tests=build_oracle("cargo"))
+    got = judge.judge([t for t, _, _ in answers], [f"```rust\n{a}\n```" for _, a, _ in answers])
+    assert all(o.solved and o.tests is not None for o in got)  # rustc is content with every one
+    assert [o.passed for o in got] == [right for _, _, right in answers]
+    blind = Judge({"rust": rust_oracle}).judge([answers[2][0], answers[4][0]], [answers[2][1], answers[4][1]])
+    assert all(o.passed and o.tests is None for o in blind)  # without its crate's tests a wrong value counts

@@ -6,7 +6,7 @@ defines what the task asks for, and does not pretend (synth/tasks/judge/hollow.p
 diverges or only calls itself, and it adds no `#[allow]` or `#[cfg]` of its own). A repair answer
 must also keep the declaration's original signature: changing what callers see is no fix; the
 types are compared, by rustc where the spelling differs (synth/tasks/judge/signature.py). `passed` also needs
-the task's tests, where it has some (with `crate_tests`, a repair task's are its crate's own). Beside that, a repair answer is marked `exact` when it restores the
+the task's tests, where it has some (with `crate_tests`, those of the crate the task's code comes from). Beside that, a repair answer is marked `exact` when it restores the
 original (comments and whitespace aside) and `deleted` when it compiles only because the lines
 that held the error are gone; where the original had those lines in another form (the fix is a
 change, not a deletion), such an answer does not count (refused `deleted`: on the loop's tasks
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from oracles.errors import ToolchainMissing
 from oracles.verdict import Candidate, Splice, Verdict
 from synth.assemble.answers import normalize_answer
+from synth.rust_syntax import node_text, rust_parser
 from synth.tasks.completion import answer_code, defines, fenced_code, is_hollow, without_own_cfg
 from .deletion import changed_lines, deletes_the_error
 from .hollow import pretending
@@ -149,13 +150,14 @@ class Judge:
 
     def _test_in_crate(self, tasks: list[Task], codes: list[str], outcomes: list[Outcome]) -> None:
         """A task that says where its declaration sits in its crate (every repair task made from
-        a crate), whose crate's own tests (unit and integration) all pass as it is, has them as its
+        a crate, and codegen tasks of functions checked standalone), whose crate's own tests (unit and integration) all pass as it is, has them as its
         tests: an answer that counts must pass them too, in place of the declaration. The compiler
         cannot tell a value from the one meant (`Default::default()` for a dropped argument, a
         neighbouring enum variant); the tests can, where they reach it. An exact repair is the
         original and passes without a run; an answer that does not count, fails."""
         index = [i for i, t in enumerate(tasks) if t.in_its_crate is not None and self._has_tests(t.in_its_crate)]
-        placed = {i: _splice(tasks[i].in_its_crate, codes[i]) for i in index if outcomes[i].solved and not outcomes[i].exact}
+        placed = {i: _splice(tasks[i].in_its_crate, in_its_crate(tasks[i], codes[i]))
+                  for i in index if outcomes[i].solved and not outcomes[i].exact}
         todo = list(dict.fromkeys(p for p in placed.values() if p not in self._crate_runs))  # each placed answer once
         if todo:
             self._crate_runs.update({p: verdict.passed for p, verdict in zip(todo, self.crate_tests.test(todo))})
@@ -173,6 +175,23 @@ class Judge:
 
 def _splice(spot: CrateSpot, code: str) -> Splice:
     return Splice(spot.root, spot.path, spot.start_byte, spot.end_byte, code)
+
+
+def in_its_crate(task: Task, code: str) -> str:
+    """What of an answer goes over its declaration's span in the crate: the answer itself, but for
+    a codegen task of a method (asked and answered inside its impl block, while the span in the
+    crate is the method's) the members of the answer's impl block that holds the method."""
+    if task.family != "codegen" or not task.must_define or task.lang != "rust":
+        return code
+    if not any(n.type == "impl_item" for n in rust_parser().parse(task.reference.encode()).root_node.named_children):
+        return code
+    name, data = task.must_define[0].split()[-1], code.encode()
+    for item in rust_parser().parse(data).root_node.named_children:
+        body = item.child_by_field_name("body") if item.type == "impl_item" else None
+        if body is not None and any(f.type == "function_item" and node_text(f.child_by_field_name("name")) == name
+                                    for f in body.named_children):
+            return data[body.start_byte + 1:body.end_byte - 1].decode()
+    return code
 
 
 def placed(task: Task, code: str) -> tuple:
