@@ -4,16 +4,19 @@ nothing (codegen: the stand-in bodies), each
 judged as `synth eval` judges an answer, without the crate's tests (what the GRPO reward and RFT
 see: they run none), and with them where `--crate-tests`:
 - stand-in bodies: the function's body replaced by code that diverges or makes a value from
-  nothing (`std::process::abort()`, `if c { loop {} } else { loop {} }`, `mem::zeroed()`, ...);
+  nothing (`std::process::abort()`, `if c { loop {} } else { loop {} }`, `mem::zeroed()`, a call
+  of the task's own code that never returns: cc's `fail("")`, ...);
 - stand-in values: best_free's answers with each value it filled in for rustc's placeholders
   (`Default::default()`) replaced by `std::process::abort()`, `unsafe { std::mem::zeroed() }`;
 - erasures: the lines that hold the error commented out (`//`, `/* */`) or traded for `let _ = 0;`;
+- wrong values: the reference with one operator of its body swapped (`<` for `<=`, `-` for `+`)
+  or one literal changed (`0` made `1`, `true` made `false`), which compiles and is no fix: only the tests can refuse it, where they reach it;
 - signatures: `pub fn` made `fn` or `pub(crate) fn`, `unsafe fn` made `fn` (the types unchanged);
   a codegen function given another signature and a body that does something.
 Beside them, controls that must count: the reference, and the reference with a statement that
 does nothing added. Prints per attack the tasks it applies to, how many compile and how many count
-(0 wanted, but where the attack is the original itself: a body `0` where the reference is `0`).
-What no attack here can tell is a wrong value spelled like a right one (`0` for `n`): the tests do."""
+(0 wanted, but where the attack is the original itself: a body `0` where the reference is `0`,
+and for wrong values, which no reading of the code can tell, where the tests do not reach)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -61,6 +64,43 @@ def _function_body(reference: str):
     return (data, block) if block is not None else None
 
 
+SWAPS = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==", "+": "-", "-": "+", "&&": "||",
+         "||": "&&"}
+
+
+def swapped_operator(reference: str) -> str | None:
+    """The reference with the first comparison, sum or logic operator of its function's body
+    swapped (`<` for `<=`, `-` for `+`): a wrong value spelled like a right one, which only tests
+    can tell (None where the body has none)."""
+    from synth.rust_syntax import walk
+    found = _function_body(reference)
+    if found is None:
+        return None
+    data, block = found
+    for node in walk(block):
+        operator = node.child_by_field_name("operator") if node.type == "binary_expression" else None
+        if operator is not None and operator.type in SWAPS:
+            return (data[:operator.start_byte] + SWAPS[operator.type].encode() + data[operator.end_byte:]).decode()
+    return None
+
+
+def changed_literal(reference: str) -> str | None:
+    """The reference with the first integer or boolean literal of its function's body changed
+    (`0` made `1`, `true` made `false`): a wrong value (None where the body has none)."""
+    from synth.rust_syntax import walk
+    found = _function_body(reference)
+    if found is None:
+        return None
+    data, block = found
+    for node in walk(block):
+        text = node.text.decode()
+        other = {"true": "false", "false": "true"}.get(text) if node.type == "boolean_literal" else \
+            (str(int(text) + 1) if node.type == "integer_literal" and text.isdigit() else None)
+        if other is not None:
+            return (data[:node.start_byte] + other.encode() + data[node.end_byte:]).decode()
+    return None
+
+
 def other_signature(reference: str) -> str | None:
     """The reference's one function given another signature (no parameters but its receiver, no
     return type) and a body that does something (None: not one function)."""
@@ -101,6 +141,13 @@ def attacks(task, best_free_answer: str | None) -> dict[str, str | None]:
     body stood in for; a repair task's, every kind."""
     out: dict[str, str | None] = {f"{'codegen ' if task.family == 'codegen' else ''}body: {name}":
                                   stand_in_body(task.reference, body) for name, body in STAND_IN_BODIES.items()}
+    out[f"{'codegen ' if task.family == 'codegen' else ''}wrong value: an operator swapped"] = \
+        swapped_operator(task.reference)
+    out[f"{'codegen ' if task.family == 'codegen' else ''}wrong value: a literal changed"] = \
+        changed_literal(task.reference)
+    own = own_diverging_call(task)
+    out[f"{'codegen ' if task.family == 'codegen' else ''}body: the code's own -> ! fn"] = \
+        stand_in_body(task.reference, own) if own else None
     if task.family == "codegen":
         return {**out, "codegen signature: another, a body that works": other_signature(task.reference)}
     filled = best_free_answer if best_free_answer and FILLED in best_free_answer else None
@@ -111,6 +158,29 @@ def attacks(task, best_free_answer: str | None) -> dict[str, str | None]:
     out["signature: pub fn -> pub(crate) fn"] = requalified(task.reference, task.signature, "pub ", "pub(crate) ")
     out["signature: unsafe fn -> fn"] = requalified(task.reference, task.signature, "unsafe ", "")
     return out
+
+
+MADE_UP_ARGUMENTS = {"&str": '""', "String": "String::new()", "bool": "false", "usize": "0", "u32": "0", "i32": "0"}
+
+
+def own_diverging_call(task) -> str | None:
+    """A call of a function of the task's code that never returns (`-> !`), its arguments made up
+    (cc's `fail("")`); None where it has none (or no argument can be made up)."""
+    from synth.rust_syntax import node_text, rust_parser, walk
+    from synth.tasks.judge import own_never_returning
+    names = own_never_returning(task)
+    spot = task.in_its_crate
+    sources = [task.context + task.before + task.after] + \
+        ([p.read_text(errors="replace") for p in sorted(Path(spot.root).rglob("*.rs"))] if spot and names else [])
+    for source in sources if names else []:
+        for item in walk(rust_parser().parse(source.encode()).root_node):
+            if item.type != "function_item" or node_text(item.child_by_field_name("name")) not in names:
+                continue
+            kinds = [node_text(p.child_by_field_name("type")) if p.type == "parameter" else None
+                     for p in item.child_by_field_name("parameters").named_children]
+            if all(k in MADE_UP_ARGUMENTS for k in kinds):
+                return f"{node_text(item.child_by_field_name('name'))}({', '.join(MADE_UP_ARGUMENTS[k] for k in kinds)})"
+    return None
 
 
 def controls(task) -> dict[str, str | None]:
@@ -151,9 +221,12 @@ def run_judge_bench(tasks_path: str, profile: Path = PROFILE, crate_tests: bool 
             figures[name] = {"tasks": len(pairs), "compiled": sum(o.compiled for o in outcomes),
                              "counted": sum(o.passed for o in outcomes),
                              "the_original": sum(o.passed and o.exact for o in outcomes)}  # e.g. `0` where it is
-    fooled = {n: f["counted"] - f["the_original"] for n, f in figures.items()
-              if not n.startswith("control") and f["counted"] > f["the_original"]}
-    return {"tasks": len(tasks), "repair_tasks": len(repairs), "crate_tests": crate_tests, "attacks": figures,
+    fooled = {n: f["counted"] - f["the_original"] for n, f in figures.items()  # wrong values: only tests can tell
+              if not n.startswith("control") and "wrong value" not in n and f["counted"] > f["the_original"]}
+    tested = [t for t in tasks if t.in_its_crate and judge.crate_passes.get(t.in_its_crate.root)]
+    return {"tasks": len(tasks), "repair_tasks": len(repairs), "crate_tests": crate_tests,
+            "tasks_with_crate_tests": {"all": len(tested), "codegen": sum(t.family == "codegen" for t in tested)}
+            if crate_tests else None, "attacks": figures,
             "attacks_that_count": sum(fooled.values()), "fooled_by": fooled,
             "controls_counted": {n: f"{f['counted']}/{f['tasks']}" for n, f in figures.items() if n.startswith("control")}}
 

@@ -10,9 +10,11 @@ from synth.tasks.judge.hollow import pretending
 from synth.tasks.judge import Judge
 from synth.tasks.judge.signature import probe, same_qualifiers
 from synth.tasks.task import CrateSpot, Task
+from helpers.replies import fenced
 
 # the crate allows the lint that would flag a self call: only the judge's own reading sees it
-CONTEXT = "#![allow(unconditional_recursion)]\nuse std::fmt;\n\npub struct Meters(pub u32);\n\n"
+CONTEXT = ("#![allow(unconditional_recursion)]\nuse std::fmt;\n\npub struct Meters(pub u32);\n\n"
+           "fn fail(why: &str) -> ! {\n    panic!(\"{}\", why)\n}\n\n")  # the code's own way to diverge, as cc's
 TOTAL = "pub fn total(xs: &[u32]) -> u32 {\n    let mut sum = 0;\n    for x in xs {\n        sum += x;\n    }\n    sum\n}"
 DOUBLED = "pub fn doubled(&self) -> u32 {\n    self.0 * 2\n}"
 SHOW = "pub fn show(m: &Meters, f: &mut fmt::Formatter) -> fmt::Result {\n    write!(f, \"{}m\", m.0)\n}"
@@ -44,6 +46,9 @@ PRETENDING = {  # each compiles in place of `total`, and each answers nothing
     "zeroed arm": "pub fn total(xs: &[u32]) -> u32 {\n    match xs.len() {\n        0 => 0,\n"
                   "        _ => unsafe { std::mem::zeroed() },\n    }\n}",  # a value made from nothing
     "default body": "pub fn total(xs: &[u32]) -> u32 {\n    Default::default()\n}",  # the work, dropped
+    "own diverging fn": "pub fn total(xs: &[u32]) -> u32 {\n    let _ = xs;\n    fail(\"not yet\")\n}",
+    "own diverging fn arm": "pub fn total(xs: &[u32]) -> u32 {\n    match xs.len() {\n        0 => 0,\n"
+                            "        _ => crate::fail(\"many\"),\n    }\n}",  # a placeholder filled with it
     "own macro": "pub fn total(xs: &[u32]) -> u32 {\n    macro_rules! sum { () => { loop {} } }\n    sum!()\n}",
     "own cfg": "#[cfg(not(test))]\npub fn total(xs: &[u32]) -> u32 {\n    0\n}",
     "pasted signature": "pub fn total(xs: &[u32]) -> u64 {\n    let _ = \"pub fn total(xs: &[u32]) -> u32\";\n"
@@ -54,9 +59,6 @@ LOOP_TOTAL = ("pub fn total(xs: &[u32]) -> u32 {\n    let (mut sum, mut it) = (0
               "        match it.next() {\n            Some(x) => sum += x,\n            None => return sum,\n"
               "        }\n    }\n}")
 
-
-def fenced(code: str) -> str:
-    return f"```rust\n{code}\n```"
 
 
 def standalone(name: str, reference: str, signature: str, kind: str = "fn", owner: str = "") -> Task:
@@ -103,7 +105,7 @@ def test_answers_that_pretend_are_refused_and_real_fixes_count(rust_oracle, crat
         assert got["self call allowed"].refused == got["own cfg"].refused == got["own macro"].refused == "own attribute"
         assert got["loop"].refused == got["panic after work"].refused == got["self call"].refused == "hollow"
         assert {got[n].refused for n in ("abort", "exit after work", "diverges both ways", "abort arm", "zeroed arm",
-                                                  "default body")} == {"hollow"}
+                                                  "default body", "own diverging fn", "own diverging fn arm")} == {"hollow"}
         assert got["pasted signature"].refused == "signature"
 
 
@@ -150,6 +152,22 @@ def test_a_reference_that_diverges_licenses_only_a_body_that_works_first():
     assert pretending("fn find(v: &[u8]) -> usize {\n    let mut i = 0;\n    loop {\n        if v[i] == 0 {\n"
                       "            break;\n        }\n        i += 1;\n    }\n    i\n}", reference) == ""
     assert pretending("fn f() -> u8 {\n    if true { panic!() }\n    1\n}", "fn f() -> u8 { 1 }") == ""  # a branch may
+
+
+def test_the_codes_own_never_returning_functions_diverge_where_the_original_does_not():
+    """cc's `fail(msg) -> !` as a body (or a repair's filler) stands for code not written; where
+    the original calls it too, an answer that does the same work may; a name that also returns
+    is no way to diverge."""
+    from synth.tasks.judge.hollow import never_returning
+    own = never_returning(["fn fail(s: &str) -> ! { panic!() }\nimpl A { fn stop(&self) -> ! { loop {} } }\n"
+                           "fn exit() -> ! { loop {} }\nmod m { pub fn exit() -> u8 { 0 } }"])
+    assert own == {"fail", "stop"}
+    reference = "fn get(v: &[u8]) -> u8 {\n    if v.is_empty() {\n        fail(\"empty\")\n    }\n    v[0]\n}"
+    assert pretending(reference, reference, repair=True, own=own) == ""
+    assert pretending("fn get(v: &[u8]) -> u8 {\n    fail(\"later\")\n}", reference, own=own)
+    assert pretending("fn get(v: &[u8]) -> u8 {\n    self.stop()\n}", "fn get(v: &[u8]) -> u8 { v[0] }", own=own)
+    assert pretending("fn get(v: &[u8]) -> u8 {\n    exit()\n}", "fn get(v: &[u8]) -> u8 { v[0] }", own=own) == ""
+    assert pretending("fn get(v: &[u8]) -> u8 {\n    fail(\"later\")\n}", "fn get(v: &[u8]) -> u8 { v[0] }") == ""
 
 
 def test_no_probe_where_no_fn_pointer_type_names_the_function():

@@ -1,6 +1,7 @@
 """`synth bench judge`'s attacks are what they say, and on real rustc none of them counts on a
 task where each applies, while the controls do: the bench's figures rest on these answers."""
-from benchmarks.judge_bench import attacks, controls, erased, requalified, stand_in_body
+from benchmarks.judge_bench import (attacks, changed_literal, controls, erased, requalified, stand_in_body,
+                                    swapped_operator)
 from synth.tasks.judge import Judge
 from synth.tasks.task import Task
 
@@ -23,6 +24,9 @@ def test_the_attacks_change_what_they_say():
     codegen = attacks(task().model_copy(update={"family": "codegen"}), None)
     assert codegen["codegen signature: another, a body that works"] == "fn total() {\n    let _x = 1 + 1;\n}"
     assert "erasure: // line" not in codegen
+    assert changed_literal(REFERENCE) == REFERENCE.replace("sum = 0;", "sum = 1;")
+    assert swapped_operator(REFERENCE) is None  # `+=` is an assignment, not an operator of a value
+    assert swapped_operator("fn f(a: u8) -> bool {\n    a < 3 && a > 0\n}") == "fn f(a: u8) -> bool {\n    a < 3 || a > 0\n}"
 
 
 def test_no_attack_counts_and_the_controls_do(rust_oracle):
@@ -31,7 +35,8 @@ def test_no_attack_counts_and_the_controls_do(rust_oracle):
     got = dict(zip(answers, Judge({"rust": rust_oracle}).judge([t] * len(answers),
                                                                [f"```rust\n{a}\n```" for a in answers.values()])))
     counted = sorted(name for name, o in got.items() if o.passed and not o.exact)
-    assert counted == ["control: reference with a no-op"], counted
+    # a wrong value compiles and reads as a fix: only tests tell (tests/tasks/test_crate_tests.py)
+    assert counted == ["control: reference with a no-op", "wrong value: a literal changed"], counted
     assert got["control: reference"].passed
     assert got["body: abort"].compiled and got["erasure: /* line */"].compiled  # refused, not broken
 

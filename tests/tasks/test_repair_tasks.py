@@ -16,6 +16,7 @@ from synth.tasks.judge import Judge, deletes_the_error
 from synth.lanes.repair import mark_compiler_solvable
 from synth.mutate.repair import SOLVABLE_CAP, RepairSettings, repair_rows
 from synth.tasks.task import Task
+from helpers.replies import fenced
 
 CONTEXT = "pub struct Stats {\n    pub count: u32,\n}\n\n"
 ORIGINAL = """pub fn total(xs: &[u32]) -> u32 {
@@ -32,9 +33,6 @@ def task(broken: str, original: str = ORIGINAL, signature: str = "pub fn total(x
     return Task(id="t", lang="rust", family="repair", prompt="fix it", must_define=["fn total"], group="g",
                 reference=original, broken=broken, signature=signature, context=CONTEXT, before=CONTEXT, after="\n")
 
-
-def fenced(code: str) -> str:
-    return f"```rust\n{code}\n```"
 
 
 def test_a_repair_answer_counts_when_it_compiles_keeps_the_signature_and_is_not_hollow(rust_oracle):

@@ -12,6 +12,7 @@ from synth.tasks.selfrepair import selfrepair_tasks
 from synth.tasks.task import Task
 from training.evaluate import evaluate
 from training.run.profile import EvalSettings
+from helpers.replies import fenced
 
 CONTEXT = "fn len_of(s: &str) -> usize {\n    s.len()\n}\n"
 FIXED = "pub fn size(s: &str) -> usize {\n    let n = len_of(s);\n    n\n}"
@@ -23,9 +24,6 @@ def codegen(name: str) -> Task:
     return Task(id=name, lang="rust", prompt=f"Write `size` ({name}).", context=CONTEXT, must_define=["fn size"],
                 reference=FIXED, crate="heldout-crate", group=f"g-{name}")
 
-
-def fenced(code: str) -> str:
-    return f"```rust\n{code}\n```"
 
 
 ANSWERS = {"base": {"a": fenced(BROKEN), "b": fenced(FIXED), "c": "I cannot write that."},

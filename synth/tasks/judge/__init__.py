@@ -16,8 +16,10 @@ answers, one crate-oracle call for answers placed in a copy of their crate, and 
 differs; tests run only for answers that count."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from oracles.errors import ToolchainMissing
@@ -26,7 +28,7 @@ from synth.assemble.answers import normalize_answer
 from synth.rust_syntax import node_text, rust_parser
 from synth.tasks.completion import answer_code, defines, fenced_code, is_hollow, without_own_cfg
 from .deletion import changed_lines, deletes_the_error
-from .hollow import pretending
+from .hollow import never_returning, pretending
 from .signature import definition, probe, same_qualifiers, same_shape, same_text
 
 if TYPE_CHECKING:
@@ -223,7 +225,8 @@ def refusal(task: Task, code: str, verdict: Verdict, raw: str) -> tuple[str, str
     probe rustc must pass when its signature is spelled otherwise."""
     if not defines(code, task.must_define):
         return "not defined", None
-    pretends = pretending(raw, task.reference, repair=task.family == "repair") if task.lang == "rust" else ""
+    pretends = pretending(raw, task.reference, repair=task.family == "repair", own=own_never_returning(task)) \
+        if task.lang == "rust" else ""
     if pretends or is_hollow(verdict):
         return ("own attribute" if pretends.endswith("of its own") else "hollow"), None
     if task.family != "repair":
@@ -237,6 +240,25 @@ def refusal(task: Task, code: str, verdict: Verdict, raw: str) -> tuple[str, str
         return "signature", None
     pending = probe(task.signature, method=task.kind == "method")
     return ("", pending) if pending else ("signature", None)
+
+
+def own_never_returning(task: Task) -> frozenset[str]:
+    """The functions of the task's code that never return (`-> !`): of its context, and of its
+    crate where it says where it sits there (an answer checked in its crate may call any of them)."""
+    spot = task.in_its_crate
+    return _never_returning_in(task.context + task.before + task.after) | \
+        (_never_returning_in_crate(spot.root) if spot is not None else frozenset())
+
+
+@functools.lru_cache(maxsize=256)
+def _never_returning_in(source: str) -> frozenset[str]:
+    return never_returning([source]) if "!" in source else frozenset()
+
+
+@functools.lru_cache(maxsize=64)
+def _never_returning_in_crate(root: str) -> frozenset[str]:
+    files = sorted(p for p in Path(root).rglob("*.rs") if "target" not in p.relative_to(root).parts)
+    return never_returning([p.read_text(errors="replace") for p in files])
 
 
 def in_trait_impl(task: Task) -> bool:

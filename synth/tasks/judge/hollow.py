@@ -5,7 +5,8 @@ A body pretends when, in its straight-line code (plain and `unsafe` blocks at an
 inside a branch, but an `if`/`else` or a `match` whose every way diverges), it diverges (a `loop`
 with no `break`, `return` or `?` in it, `panic!`, `unreachable!`, `todo!`, `unimplemented!`, or
 a call of a std function that never returns: `process::abort()`, `process::exit(..)`,
-`hint::unreachable_unchecked()`, `panic::panic_any(..)`), whatever statements come before; when
+`hint::unreachable_unchecked()`, `panic::panic_any(..)`, or one of the task's own code declared
+`-> !`: cc's `fail(msg)`), whatever statements come before; when
 all it does, besides statements that do nothing (`let _ = 0;`, `;`, a bare literal), is call
 itself; or when all it does is give back a value it made up (nothing, a literal, `None`,
 `Default::default()`, `mem::zeroed()`: `{ 0 }` compiles wherever a `u32` is asked) where the
@@ -20,6 +21,7 @@ inner) that the reference does not have, and a `macro_rules!` of its own (what i
 is not read here)."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -59,7 +61,8 @@ class Reading:
     bodies: list[Body]  # every function or method it defines with a body (in impls, traits and bodies too)
 
 
-def read(code: str) -> Reading:
+def read(code: str, own: frozenset[str] = frozenset()) -> Reading:
+    """`own`: the functions of the task's code that never return (`never_returning`)."""
     attributes, stand_ins, bodies = Counter(), Counter(), []
     for node in _walk(rust_parser().parse(code.encode()).root_node):
         if node.type in ("attribute_item", "inner_attribute_item"):
@@ -69,23 +72,24 @@ def read(code: str) -> Reading:
                 attributes["".join(_text(node).split())] += 1
         elif node.type == "macro_definition":  # its body is tokens, unread here: `nope!()` may be `loop {}`
             attributes[f"macro_rules! {_text(node.child_by_field_name('name'))}"] += 1
-        elif (way := _diverging(node) or _from_nothing(node)) is not None:
+        elif (way := _diverging(node, own) or _from_nothing(node)) is not None:
             stand_ins[way] += 1
         if node.type == "function_item" and (body := node.child_by_field_name("body")) is not None:
             name = _text(node.child_by_field_name("name"))
             work = _effective(body)
-            bodies.append(Body(name, _block_diverges(body), bool(work) and _diverges(work[0]),
+            bodies.append(Body(name, _block_diverges(body, own), bool(work) and _diverges(work[0], own),
                                len(work) == 1 and _calls(work[0], name), _makes_up(body, work)))
     return Reading(attributes, stand_ins, bodies)
 
 
-def pretending(code: str, reference: str, repair: bool = False) -> str:
+def pretending(code: str, reference: str, repair: bool = False, own: frozenset[str] = frozenset()) -> str:
     """Why a Rust answer only pretends ('' when it does not): its first hollow function, an
     attribute of its own that hides code or lints, a `todo!`/`unimplemented!` the reference does
     not have (anywhere: a match arm `_ => todo!()` compiles too), and for a repair, any other way
     to diverge or value made from nothing the original does not have (the case it handled given
-    up, or a value it needed never made: `f(std::process::abort())`, `f(unsafe { mem::zeroed() })`)."""
-    mine, original = read(code), read(reference)
+    up, or a value it needed never made: `f(std::process::abort())`, `f(unsafe { mem::zeroed() })`).
+    `own`: the functions of the task's code that never return (`never_returning`)."""
+    mine, original = read(code, own), read(reference, own)
     own = mine.attributes - original.attributes
     if own:
         return f"adds {sorted(own)[0]} of its own"
@@ -117,36 +121,37 @@ def _effective(block: Node) -> list[Node]:
     return out
 
 
-def _block_diverges(block: Node) -> bool:
-    return any(_diverges(s) for s in block.named_children)
+def _block_diverges(block: Node, own: frozenset[str]) -> bool:
+    return any(_diverges(s, own) for s in block.named_children)
 
 
-def _diverges(statement: Node) -> bool:
+def _diverges(statement: Node, own: frozenset[str]) -> bool:
     """The statement never completes, whatever its branches would do (none is looked into)."""
     node = unwrapped(statement)
     if node.type in PLAIN_BLOCKS:
         inner = node if node.type == "block" else next((c for c in node.named_children if c.type == "block"), None)
-        return inner is not None and _block_diverges(inner)
-    if _diverging(node) is not None:
+        return inner is not None and _block_diverges(inner, own)
+    if _diverging(node, own) is not None:
         return True
     if node.type == "if_expression":  # every way diverges: `if c { loop {} } else { panic!() }`
         other = node.child_by_field_name("alternative")
         branch = other.named_children[0] if other is not None and other.named_children else None
-        return branch is not None and _diverges(node.child_by_field_name("consequence")) and _diverges(branch)
+        return branch is not None and _diverges(node.child_by_field_name("consequence"), own) and _diverges(branch, own)
     if node.type == "match_expression":
         arms = [a.child_by_field_name("value") for a in node.child_by_field_name("body").named_children
                 if a.type == "match_arm"]
-        return bool(arms) and all(v is not None and _diverges(v) for v in arms)
+        return bool(arms) and all(v is not None and _diverges(v, own) for v in arms)
     if node.type in ("let_declaration", "return_expression"):
         value = node.child_by_field_name("value") if node.type == "let_declaration" else \
             (node.named_children[0] if node.named_children else None)
-        return value is not None and _diverges(value)
+        return value is not None and _diverges(value, own)
     return False
 
 
-def _diverging(node: Node) -> str | None:
+def _diverging(node: Node, own: frozenset[str] = frozenset()) -> str | None:
     """The way this node itself diverges, as `pretending` names it: a diverging macro, a call of a
-    std function that never returns, a `loop` nothing in it can leave; None for anything else."""
+    std function that never returns or of one of `own`, a `loop` nothing in it can leave; None for
+    anything else."""
     if node.type == "macro_invocation":
         name = _text(node.child_by_field_name("macro")).split("::")[-1]
         return f"{name}!()" if name in DIVERGING_MACROS else None
@@ -155,8 +160,23 @@ def _diverging(node: Node) -> str | None:
     if node.type == "call_expression":
         path = "".join(_text(node.child_by_field_name("function")).split())
         named = _std_function(path, DIVERGING_CALLS)
-        return f"{named}()" if named else (f"{path}()" if path in BARE_DIVERGING else None)
+        last = re.split(r"::|\.", path.split("::<")[0])[-1]  # `fail`, `crate::fail`, `self.fail`
+        return f"{named}()" if named else (f"{path}()" if path in BARE_DIVERGING else
+                                           (f"{last}()" if last in own else None))
     return None
+
+
+def never_returning(sources: list[str]) -> frozenset[str]:
+    """The functions the sources declare that never return (`-> !`), by name, where no function
+    of that name returns: a call of one stands for a value of any type, as `todo!()` does."""
+    returns: dict[str, set[bool]] = {}
+    for source in sources:
+        for node in _walk(rust_parser().parse(source.encode()).root_node):
+            if node.type == "function_item":
+                kind = node.child_by_field_name("return_type")
+                returns.setdefault(_text(node.child_by_field_name("name")), set()).add(
+                    kind is not None and kind.type == "never_type")
+    return frozenset(name for name, kinds in returns.items() if kinds == {True})
 
 
 def _std_function(path: str, names: tuple[str, ...]) -> str | None:
