@@ -15,8 +15,8 @@ LOOP_CRATES = ("aho-corasick-0.7.19", "semver-1.0.14", "cc-1.0.73")
 def run_crate_tests_bench(crates: list[Path], repeats: int = 3, jobs: int = 2) -> dict:
     from oracles.settings import OracleSettings
     from oracles.verdict import Splice
-    from training.evaluate import crate_tests
-    oracles = {threads: crate_tests(OracleSettings(jobs=threads)) for threads in (1, jobs)}  # the judge's, no cache
+    from oracles.factory import crate_tests_oracle
+    oracles = {threads: crate_tests_oracle(OracleSettings(jobs=threads)) for threads in (1, jobs)}  # the judge's, no cache
     out = {}
     for crate in crates:
         seconds: dict[int, list[float]] = {threads: [] for threads in oracles}

@@ -193,12 +193,11 @@ def controls(task) -> dict[str, str | None]:
 
 
 def run_judge_bench(tasks_path: str, profile: Path = PROFILE, crate_tests: bool = False) -> dict:
-    from oracles.factory import opened_oracles
+    from oracles.factory import crate_tests_oracle, opened_oracles
     from synth.tasks.baselines import best_free
     from synth.tasks.completion import answer_code
     from synth.tasks.judge import Judge
     from synth.tasks.task import load_tasks
-    from training.evaluate import crate_tests as crate_tests_oracle
     from training.run.profile import load_profile
 
     settings = load_profile(profile)

@@ -75,6 +75,21 @@ def build_oracles(langs: set[str], settings: OracleSettings | None = None, cache
     return oracles
 
 
+CRATE_TEST_TIMEOUT_S = 20.0  # a test binary's limit: an answer that loops forever costs that much
+
+
+def crate_tests_oracle(settings: OracleSettings, verdicts: str = ""):
+    """The oracle that runs an answer against its crate's own tests (the judge's `crate_tests`), its
+    verdicts kept in the folder `verdicts` (if any: the same answer in the same crate, a baseline's
+    judged again after a model, runs once). A test binary gets CRATE_TEST_TIMEOUT_S (the loop's
+    crates run their whole suites in a few seconds in debug builds); a crate whose suite needs
+    longer as it is gives its tasks no tests. Its tests run on as many threads as the oracle runs
+    compilers (`[oracle] jobs`): the judge runs one suite at a time."""
+    from .cargo.oracle import CargoOracle, CargoSettings
+    return CargoOracle(settings, cache=VerdictCache(verdicts) if verdicts else None,
+                       tuning=CargoSettings(test_timeout_s=CRATE_TEST_TIMEOUT_S, test_threads=settings.jobs))
+
+
 def missing_note(lang: str, settings: OracleSettings, exc: Exception) -> str:
     if lang == "vox":
         return (f"Vox sources were not processed: no `vox` binary at {settings.vox!r} "

@@ -24,9 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from oracles.errors import InputError
-from oracles.cache import VerdictCache
-from oracles.cargo.oracle import CargoOracle, CargoSettings
-from oracles.factory import opened_oracles
+from oracles.factory import crate_tests_oracle, opened_oracles
 from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
 from synth.tasks.completion import answer_code
 from synth.tasks.feedback import feedback_task, worth_a_turn
@@ -41,7 +39,6 @@ from training.model_answers import ModelAnswers
 from training.run.profile import EvalSettings
 
 KEPT_SAMPLES = 3  # completions shown in the result per family (all are in NAME.answers.jsonl)
-CRATE_TEST_TIMEOUT_S = 20.0
 
 
 def baseline_answers(kind: str, judge: Judge):
@@ -269,7 +266,7 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
         settings = settings.model_copy(update={"turns": 1})
     with opened_oracles({t.lang for t in tasks}, any(t.in_crate for t in tasks), oracle_settings) as (oracles, crate):
-        judge = Judge(oracles, crate, crate_tests=crate_tests(oracle_settings, settings.verdicts) if settings.crate_tests
+        judge = Judge(oracles, crate, crate_tests=crate_tests_oracle(oracle_settings, settings.verdicts) if settings.crate_tests
                       else None)
         if answers and (answers.endswith(".jsonl") or Path(answers).is_file()):
             result = evaluate(settings, file_answers(answers), judge, tasks, f"answers:{answers}")
@@ -301,17 +298,6 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     write_jsonl(answers_path(out), result.pop("answers"))
     write_json(Path(out), result)
     return result
-
-
-def crate_tests(oracle_settings, verdicts: str = "") -> CargoOracle:
-    """The oracle that runs an answer against its crate's own tests, its verdicts kept in the folder
-    `verdicts` (if any: the same answer in the same crate, a baseline's judged again after a model,
-    runs once). A test binary gets CRATE_TEST_TIMEOUT_S: an answer that loops forever costs that
-    much (the loop's crates run their whole suites in a few seconds in debug builds); a crate whose
-    suite needs longer as it is gives its tasks no tests. Its tests run on as many threads as the
-    oracle runs compilers (`[oracle] jobs`): the judge runs one suite at a time."""
-    return CargoOracle(oracle_settings, cache=VerdictCache(verdicts) if verdicts else None,
-                       tuning=CargoSettings(test_timeout_s=CRATE_TEST_TIMEOUT_S, test_threads=oracle_settings.jobs))
 
 
 def answers_path(out: str | Path) -> Path:

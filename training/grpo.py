@@ -15,7 +15,7 @@ from pathlib import Path
 from trl import GRPOConfig, GRPOTrainer
 
 from oracles.errors import InputError
-from oracles.factory import build_oracle, build_oracles
+from oracles.factory import build_oracle, build_oracles, crate_tests_oracle
 from synth.tasks.completion import code_is_final
 from synth.tasks.edits import answer_for, prompt_for
 from synth.tasks.judge import Judge
@@ -78,12 +78,20 @@ def run_grpo(profile: Profile, resume: bool = False, oracles: dict | None = None
     if own_crate_oracle:
         crate_oracle = build_oracle("cargo-crate", profile.oracle)
     try:
-        judge = Judge(oracles if oracles is not None else build_oracles({t.lang for t in tasks}, profile.oracle),
-                      crate_oracle)
+        judge = grpo_judge(profile, tasks, oracles, crate_oracle)
         return _train(profile, run, tasks, tasks_path, data_fingerprint, checkpoint, judge)
     finally:
         if own_crate_oracle:
             crate_oracle.close()
+
+
+def grpo_judge(profile: Profile, tasks: list, oracles: dict | None = None, crate_oracle=None) -> Judge:
+    """The judge behind the reward and the probe: eval's, with the crates' own tests where
+    `[grpo] crate_tests` (a wrong value that compiles then earns no `tests` reward), their runs kept
+    in `[eval] verdicts`."""
+    return Judge(oracles if oracles is not None else build_oracles({t.lang for t in tasks}, profile.oracle),
+                 crate_oracle, crate_tests=crate_tests_oracle(profile.oracle, profile.eval.verdicts)
+                 if profile.grpo.crate_tests else None)
 
 
 def refuse_heldout_mistakes(tasks: list, tasks_path: str) -> None:

@@ -11,7 +11,7 @@ from oracles.verdict import Splice
 from synth.tasks.judge import Judge
 from synth.tasks.split import repair_task
 from synth.tasks.task import CrateSpot, Task
-from training.evaluate import crate_tests
+from oracles.factory import crate_tests_oracle
 
 CONTEXT = """pub enum Unit {
     Secs,
@@ -124,13 +124,12 @@ def test_the_picker_and_the_model_after_a_baseline_see_the_failed_tests(rust_ora
 def test_a_test_run_is_kept_for_the_next_evaluation(rust_oracle, tmp_path):
     """`[eval] verdicts`: the same answer in the same crate is not run again by a later judge."""
     from oracles.settings import OracleSettings
-    from training.evaluate import crate_tests
 
     t = task(crate(tmp_path / "units"))
     wrong = "```rust\n" + ORIGINAL.replace("scale(unit)", "scale(Unit::Millis)") + "\n```"
     runs = []
     for _ in range(2):
-        oracle = crate_tests(OracleSettings(), str(tmp_path / "verdicts"))
+        oracle = crate_tests_oracle(OracleSettings(), str(tmp_path / "verdicts"))
         assert not Judge({"rust": rust_oracle}, crate_tests=oracle).judge([t], [wrong])[0].passed
         runs.append(oracle.stats.compiler_runs)
     assert runs == [2, 0]  # the crate as it is and the answer, then neither
@@ -191,7 +190,7 @@ def test_a_crates_tests_run_side_by_side(tmp_path):
     """The judge runs one suite at a time, on as many threads as the oracle runs compilers: a suite
     written for `cargo test`'s threads passes (on one thread it waits on each test in turn)."""
     root = crate(tmp_path / "units", SIDE_BY_SIDE)
-    (verdict,) = crate_tests(OracleSettings(jobs=2)).test([Splice(str(root), "src/lib.rs", 0, 0, "")])
+    (verdict,) = crate_tests_oracle(OracleSettings(jobs=2)).test([Splice(str(root), "src/lib.rs", 0, 0, "")])
     assert verdict.passed and verdict.tests.passed == verdict.tests.total == 2
 
 
@@ -201,7 +200,7 @@ def test_a_suite_that_denies_warnings_is_run_for_its_tests(tmp_path):
     root = crate(tmp_path / "units")
     lib = root / "src" / "lib.rs"
     lib.write_text("#![cfg_attr(test, deny(warnings))]\nfn never_called() {}\n" + lib.read_text())
-    (verdict,) = crate_tests(OracleSettings(jobs=1)).test([Splice(str(root), "src/lib.rs", 0, 0, "")])
+    (verdict,) = crate_tests_oracle(OracleSettings(jobs=1)).test([Splice(str(root), "src/lib.rs", 0, 0, "")])
     assert verdict.passed and verdict.tests.passed == verdict.tests.total == 1
 
 
@@ -268,3 +267,23 @@ def test_a_codegen_answer_runs_its_crates_tests_in_place(rust_oracle, tmp_path):
     assert [o.passed for o in got] == [right for _, _, right in answers]
     blind = Judge({"rust": rust_oracle}).judge([answers[2][0], answers[4][0]], [answers[2][1], answers[4][1]])
     assert all(o.passed and o.tests is None for o in blind)  # without its crate's tests a wrong value counts
+
+
+def test_the_grpo_reward_runs_the_crates_tests_where_its_profile_says(rust_oracle, tmp_path):
+    """`[grpo] crate_tests`: the reward's `tests` (and its `layered` tier) see the crate's tests, so
+    a wrong value that compiles earns what a failing answer earns, as in evaluation; off, it
+    earns a pass."""
+    from training.grpo import grpo_judge
+    from training.rewards import CompilerRewards
+    from training.run.profile import EvalSettings, GrpoSettings, Profile
+
+    t = task(crate(tmp_path / "units"))
+    wrong = "```rust\n" + ORIGINAL.replace("scale(unit)", "scale(Unit::Millis)") + "\n```"
+    right = "```rust\n" + ORIGINAL.replace("n * scale(unit)", "scale(unit) * n") + "\n```"
+    got = {}
+    for on in (True, False):
+        profile = Profile(model="unused", grpo=GrpoSettings(crate_tests=on), eval=EvalSettings(verdicts=str(tmp_path / "v")))
+        rewards = {f.__name__: f for f in CompilerRewards(grpo_judge(profile, [t], {"rust": rust_oracle}), {"t": t}).functions()}
+        got[on] = {name: rewards[name](None, [wrong, right], ["t", "t"]) for name in ("compile", "tests", "layered")}
+    assert got[True] == {"compile": [1.0, 1.0], "tests": [0.0, 1.0], "layered": [0.75, 1.0]}
+    assert got[False] == {"compile": [1.0, 1.0], "tests": [None, None], "layered": [1.0, 1.0]}

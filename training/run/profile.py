@@ -68,6 +68,9 @@ class GrpoSettings(OptimSettings):
     probe_tasks: int = Field(0, ge=0)  # > 0: probe (and train on) a seeded sample of this many tasks only
     # Overrides of the reward components' declared weights (training/rewards.py), by name.
     reward_weights: dict[str, float] = Field(default_factory=dict)
+    # the reward's `tests` (and the probe) also run an answer that counts against its crate's own
+    # tests, as `[eval] crate_tests` does: seconds a run, kept in `[eval] verdicts`
+    crate_tests: bool = False
 
 
 class EvalSettings(_Strict):
@@ -93,9 +96,10 @@ class EvalSettings(_Strict):
     # turn's) is sampled again, up to this many replies, and the first that changes the code is the
     # answer (training/model_answers.py): asked the same way again, a model gives the same copy
     retries: int = Field(0, ge=0)
-    # a repair answer that counts also runs its crate's own tests (`cargo test`, unit and integration)
-    # where they all pass on the original: pass@1 then needs them (the compiler cannot tell a value
-    # from the one meant); compile_rate is unchanged
+    # an answer that counts also runs its crate's own tests (`cargo test`, unit and integration) where
+    # they all pass on the original and the task says where it sits in its crate (repair tasks, and
+    # codegen tasks of functions checked standalone): pass@1 then needs them (the compiler cannot
+    # tell a value from the one meant); compile_rate is unchanged
     crate_tests: bool = False
     # a folder of stored verdicts for those test runs (relative to the profile): an answer tested once
     # is not run again by a later evaluation ('' : none kept)
