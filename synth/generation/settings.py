@@ -30,6 +30,9 @@ class RftSettings(LaneSettings):
     self_repair_per_task: int = Field(1, gt=0)  # failing attempts of one task sent back
     # where no try fixes an attempt, a row with the task's verified reference as the fix (labelled `fix: reference`)
     reference_fixes: bool = False
+    # a sample that counts also passes its crate's own tests where they pass as the crate is (as
+    # `[eval] crate_tests` judges): a wrong value that compiles is no row; runs kept in the cache's verdicts
+    crate_tests: bool = False
     # only the tasks [tasks] makes RL tasks (expert iteration: the policy's own answers to them join SFT)
     only_rl: bool = Field(False, json_schema_extra=ACROSS_ITEMS)
     # at most this many tasks (0: all): those first in a seeded order of their ids, so an edit

@@ -69,6 +69,8 @@ class RunContext:
     fit: Fit = field(default_factory=Fit)  # [tokens]: what fits the model being trained
     tasks: object = None  # [tasks]: which crates are held out (their tasks are never trained on)
     task_lanes: tuple[str, ...] = ()  # the registered lanes whose rows pose tasks, in run order
+    roots: dict = field(default_factory=dict)  # crate name -> its folder: where a task's crate tests run
+    crate_tests: object = None  # () -> the oracle that runs a crate's own tests, built when a lane asks
 
     def task_rows(self) -> list:
         """The rows of the lanes run so far that pose tasks, in run order."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-
 from synth.tasks.split import becomes_rl, capped, heldout_set, task_of
 from synth.tasks.completion import answer_code
 from synth.generation.settings import RftSettings
@@ -55,13 +54,13 @@ class _SafeSampler:
         return out
 
 
-def rft_tasks(rows: list[Row], families: list[str], held: set[str]) -> list[tuple]:
+def rft_tasks(rows: list[Row], families: list[str], held: set[str], roots: dict | None = None) -> list[tuple]:
     """(task, the row it comes from) for every row that poses a task of these families, outside the
-    held-out crates; one task per id."""
+    held-out crates; one task per id (`roots`: crate name -> folder, where its crate's tests run)."""
     out, seen = [], set()
     for row in rows:
         data = row.model_dump(mode="json")
-        task = task_of(data, tuple(families))
+        task = task_of(data, tuple(families), roots)
         if task is not None and task.crate not in held and task.id not in seen:
             seen.add(task.id)
             out.append((task, data))
@@ -86,15 +85,16 @@ class RftLane(Lane):
 
     def _tasks(self, ctx, settings, rows: list) -> list:
         held = heldout_set(ctx.tasks, rows, ctx.seed)
+        roots = ctx.roots if settings.crate_tests else None  # (a task's key holds its folder only then)
         if settings.only_rl:  # exactly the RL tasks the run writes: [tasks] families, split, per_group cap
             if ctx.tasks is None:
                 raise ValueError("[lanes.rft] only_rl needs the run to write tasks ([tasks] enabled)")
-            tasks = [t for t, _ in rft_tasks(rows, ctx.tasks.families, held) if becomes_rl(t, ctx.tasks, ctx.seed)]
+            tasks = [t for t, _ in rft_tasks(rows, ctx.tasks.families, held, roots) if becomes_rl(t, ctx.tasks, ctx.seed)]
             if ctx.tasks.per_group:  # the cap picks among each group's tasks of every family, as the split does
                 tasks, _ = capped(tasks, ctx.tasks.per_group, ctx.seed)
             tasks = [t for t in tasks if t.family in settings.families]
         else:
-            tasks = [task for task, _ in rft_tasks(rows, settings.families, held)]
+            tasks = [task for task, _ in rft_tasks(rows, settings.families, held, roots)]
         if settings.limit:
             taken = {t.id for t in sorted(tasks, key=lambda t: fingerprint("rft-limit", ctx.seed, t.id))[:settings.limit]}
             tasks = [t for t in tasks if t.id in taken]  # in their own order
@@ -110,7 +110,8 @@ class RftLane(Lane):
         spec = ctx.models[settings.model]
         sampler = _SafeSampler(PolicySampler(spec, ctx.seed) if spec.is_local else ApiSampler(ctx.client, spec, ctx.seed))
         origin = {task.id: row for task, row in rft_tasks(ctx.task_rows(), settings.families, set())}
-        judge = Judge({todo[0].lang: oracle}, ctx.crate_oracle)
+        tests = ctx.crate_tests() if settings.crate_tests else None  # a sample kept passes its crate's tests too
+        judge = Judge({todo[0].lang: oracle}, ctx.crate_oracle, crate_tests=tests)
         result = run_rft(todo, sampler, judge, settings, on_item=ctx.ticker("rft"))
         done = {}
         for sampled in result.sampled:

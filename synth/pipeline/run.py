@@ -101,7 +101,7 @@ def open_run(config: SynthSettings, executor=None):
     item store, the verdict cache, an oracle per language and the crate oracle (as `executor` runs
     them), in the lanes' context (`ctx.attention` says what needs a person). Closed after."""
     from oracles.cache import VerdictCache
-    from oracles.factory import build_oracles, crate_oracle
+    from oracles.factory import build_oracles, crate_oracle, crate_tests_oracle
     from synth.executor.local import LocalExecutor
     from synth.lanes import LANES
     from synth.lanes.base import RunContext
@@ -119,6 +119,8 @@ def open_run(config: SynthSettings, executor=None):
                      tasks=config.tasks if config.writes_tasks(LANES) else None,
                      task_lanes=tuple(name for name, lane in LANES.items() if lane.poses_tasks),
                      cache_dir=str(cache_dir), out=str(config.run.out), attention=attention,
+                     roots={crate_name(d): d.crate_root for d in decls if d.crate_root},
+                     crate_tests=lambda: crate_tests_oracle(config.oracles, str(cache_dir / "verdicts")),
                      crate_oracle=executor.oracle(crate_oracle(oracles, config.oracles, verdicts, attention),
                                                   config.oracles))
     try:
@@ -263,8 +265,7 @@ def run_pipeline(config: SynthSettings, max_spend: float | None = None, progress
         summary.seconds["lanes"] = round(written - started - summary.seconds["setup"], 3)
         if config.writes_tasks(LANES):
             tasks = [outputs[name] for name in ctx.task_lanes if name in outputs]
-            roots = {crate_name(d): d.crate_root for d in decls if d.crate_root}  # where tasks' crate tests run
-            split = split_outputs(out, tasks, config.tasks, config.run.seed, roots)
+            split = split_outputs(out, tasks, config.tasks, config.run.seed, ctx.roots)
             summary.notes.append(f"tasks: {split}")
         write_outputs(out, outputs)
         snapshot_dir, diff = snapshot_run(out, config.assemble, config.run.seed)

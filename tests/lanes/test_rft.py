@@ -151,3 +151,36 @@ def test_a_method_checked_inside_its_impl_is_a_task_placed_there():
     assert task_of({**row, "checked_source": checked.replace(method, "pub fn other() {}")}) is None
     outcomes = judge().judge([task, task], [f"```rust\n{method}\n```", "```rust\npub fn double(&self) -> f64 { self.y }\n```"])
     assert outcomes[0].solved and not outcomes[1].solved
+
+
+def test_the_rft_lane_judges_with_the_crates_tests_where_its_settings_say(tmp_path, monkeypatch):
+    """`[lanes.rft] crate_tests`: the doc lane's task says where its function sits in its crate, and
+    a sampled body that compiles but computes another value (`n + 2` for `n * 2`) is no row; off,
+    it is one (what rustc alone accepts)."""
+    from synth.lanes import LANES
+    from synth.pipeline.run import run_pipeline
+    from synth.rows.rowfile import read_rows
+    from synth.settings.config import load_config
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    (tmp_path / "twice" / "src").mkdir(parents=True)
+    (tmp_path / "twice" / "Cargo.toml").write_text('[package]\nname = "twice"\nversion = "0.1.0"\nedition = "2021"\n')
+    (tmp_path / "twice" / "src" / "lib.rs").write_text(
+        "/// Twice the value.\npub fn double(n: u64) -> u64 {\n    n * 2\n}\n\n#[cfg(test)]\nmod tests {\n"
+        "    #[test]\n    fn four() {\n        assert_eq!(super::double(2), 4);\n        assert_eq!(super::double(3), 6);\n"
+        "    }\n}\n")
+    kept = {}
+    with FakeLLMServer(responder=lambda body: "```rust\npub fn double(n: u64) -> u64 {\n    n + 2\n}\n```") as server:
+        for on in (True, False):
+            config = tmp_path / f"synth-{on}.toml"
+            config.write_text(
+                f'[run]\nout = "run-{on}"\ncache_dir = "cache-{on}"\n\n[[sources]]\npath = "twice"\nlang = "rust"\n\n'
+                f'[budget]\nmax_spend_usd = 1.0\n\n[models.writer]\nprovider = "openai"\nmodel = "gpt-4o-mini"\n'
+                f'base_url = "{server.base_url}/v1"\n\n[lanes.doclane]\nenabled = true\n\n'
+                f'[lanes.rft]\nenabled = true\nmodel = "writer"\nk = 1\nfamilies = ["codegen"]\n'
+                f'crate_tests = {str(on).lower()}\n\n[tasks]\nenabled = false  # no crate held out: the one crate is sampled\n')
+            summary = run_pipeline(load_config(config, LANES))
+            assert summary.lanes["rft"]["items"] == 1, summary.lanes
+            path = tmp_path / f"run-{on}" / "rows" / "rft.jsonl.zst"
+            kept[on] = read_rows(path) if path.exists() else []
+    assert kept[True] == [] and len(kept[False]) == 1 and "n + 2" in kept[False][0]["response"]
