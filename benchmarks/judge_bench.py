@@ -5,7 +5,8 @@ judged as `synth eval` judges an answer, without the crate's tests (what the GRP
 see: they run none), and with them where `--crate-tests`:
 - stand-in bodies: the function's body replaced by code that diverges or makes a value from
   nothing (`std::process::abort()`, `if c { loop {} } else { loop {} }`, `mem::zeroed()`, a call
-  of the task's own code that never returns: cc's `fail("")`, ...);
+  of the task's own code that never returns: cc's `fail("")`, libc's `abort()` declared in an
+  `extern` block of the answer's own, ...);
 - stand-in values: best_free's answers with each value it filled in for rustc's placeholders
   (`Default::default()`) replaced by `std::process::abort()`, `unsafe { std::mem::zeroed() }`;
 - erasures: the lines that hold the error commented out (`//`, `/* */`) or traded for `let _ = 0;`;
@@ -33,6 +34,7 @@ STAND_IN_BODIES = {
     "diverges both ways": "if true { loop {} } else { panic!() }",
     "diverging match": "match () { _ => loop { std::thread::yield_now() } }",
     "own macro": "macro_rules! nope { () => { loop {} } }\n    nope!()",
+    "own extern abort": "extern \"C\" { fn abort() -> !; }\n    unsafe { abort() }",
     "zeroed": "unsafe { std::mem::zeroed() }",
     "default": "Default::default()",
     # constants of common types: each compiles where the function returns one

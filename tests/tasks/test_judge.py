@@ -49,6 +49,10 @@ PRETENDING = {  # each compiles in place of `total`, and each answers nothing
     "own diverging fn": "pub fn total(xs: &[u32]) -> u32 {\n    let _ = xs;\n    fail(\"not yet\")\n}",
     "own diverging fn arm": "pub fn total(xs: &[u32]) -> u32 {\n    match xs.len() {\n        0 => 0,\n"
                             "        _ => crate::fail(\"many\"),\n    }\n}",  # a placeholder filled with it
+    "own extern -> !": "pub fn total(xs: &[u32]) -> u32 {\n    extern \"C\" {\n        fn abort() -> !;\n    }\n"
+                       "    unsafe { abort() }\n}",  # libc's abort, declared by the answer
+    "own extern": "pub fn total(xs: &[u32]) -> u32 {\n    extern \"C\" {\n        fn abort();\n    }\n"
+                  "    unsafe { abort() };\n    xs.len() as u32\n}",
     "own macro": "pub fn total(xs: &[u32]) -> u32 {\n    macro_rules! sum { () => { loop {} } }\n    sum!()\n}",
     "own cfg": "#[cfg(not(test))]\npub fn total(xs: &[u32]) -> u32 {\n    0\n}",
     "pasted signature": "pub fn total(xs: &[u32]) -> u64 {\n    let _ = \"pub fn total(xs: &[u32]) -> u32\";\n"
@@ -103,6 +107,7 @@ def test_answers_that_pretend_are_refused_and_real_fixes_count(rust_oracle, crat
             assert got[name].compiled and not got[name].solved, (where, name)
         assert got["exact"].solved and got["other fix"].solved and got["loop that returns"].solved, where
         assert got["self call allowed"].refused == got["own cfg"].refused == got["own macro"].refused == "own attribute"
+        assert got["own extern -> !"].refused == got["own extern"].refused == "own attribute"
         assert got["loop"].refused == got["panic after work"].refused == got["self call"].refused == "hollow"
         assert {got[n].refused for n in ("abort", "exit after work", "diverges both ways", "abort arm", "zeroed arm",
                                                   "default body", "own diverging fn", "own diverging fn arm")} == {"hollow"}
@@ -168,6 +173,11 @@ def test_the_codes_own_never_returning_functions_diverge_where_the_original_does
     assert pretending("fn get(v: &[u8]) -> u8 {\n    self.stop()\n}", "fn get(v: &[u8]) -> u8 { v[0] }", own=own)
     assert pretending("fn get(v: &[u8]) -> u8 {\n    exit()\n}", "fn get(v: &[u8]) -> u8 { v[0] }", own=own) == ""
     assert pretending("fn get(v: &[u8]) -> u8 {\n    fail(\"later\")\n}", "fn get(v: &[u8]) -> u8 { v[0] }") == ""
+    # a reference with a foreign `-> !` of its own licenses the block, not a body that only calls it
+    ffi = "extern \"C\" {\n    fn abort() -> !;\n}\n\n"
+    with_ffi = ffi + "fn get(v: &[u8]) -> u8 {\n    if v.is_empty() {\n        unsafe { abort() }\n    }\n    v[0]\n}"
+    assert pretending(with_ffi, with_ffi) == ""
+    assert pretending(ffi + "fn get(v: &[u8]) -> u8 {\n    unsafe { abort() }\n}", with_ffi)
 
 
 def test_no_probe_where_no_fn_pointer_type_names_the_function():

@@ -5,8 +5,9 @@ A body pretends when, in its straight-line code (plain and `unsafe` blocks at an
 inside a branch, but an `if`/`else` or a `match` whose every way diverges), it diverges (a `loop`
 with no `break`, `return` or `?` in it, `panic!`, `unreachable!`, `todo!`, `unimplemented!`, or
 a call of a std function that never returns: `process::abort()`, `process::exit(..)`,
-`hint::unreachable_unchecked()`, `panic::panic_any(..)`, or one of the task's own code declared
-`-> !`: cc's `fail(msg)`), whatever statements come before; when
+`hint::unreachable_unchecked()`, `panic::panic_any(..)`, or one the task's code or the answer
+itself declares `-> !`: cc's `fail(msg)`, an `extern "C" { fn abort() -> !; }`), whatever
+statements come before; when
 all it does, besides statements that do nothing (`let _ = 0;`, `;`, a bare literal), is call
 itself; or when all it does is give back a value it made up (nothing, a literal, `None`,
 `Default::default()`, `mem::zeroed()`: `{ 0 }` compiles wherever a `u32` is asked) where the
@@ -17,8 +18,8 @@ argument filled with `std::process::abort()` or `unsafe { std::mem::zeroed() }` 
 ends in `unreachable!()` after its loop): a function whose reference diverges too may, but a
 reference that does real work before diverging does not license a body that does nothing else.
 Own attributes: `#[allow(..)]`, `#[expect(..)]`, `#[cfg(..)]`, `#[cfg_attr(..)]` (outer or
-inner) that the reference does not have, and a `macro_rules!` of its own (what its expansion does
-is not read here)."""
+inner) that the reference does not have, and a `macro_rules!` or an `extern` block of its own (what
+its expansion or a foreign function does is not read here: `extern "C" { fn abort(); }`)."""
 from __future__ import annotations
 
 import re
@@ -72,6 +73,8 @@ def read(code: str, own: frozenset[str] = frozenset()) -> Reading:
                 attributes["".join(_text(node).split())] += 1
         elif node.type == "macro_definition":  # its body is tokens, unread here: `nope!()` may be `loop {}`
             attributes[f"macro_rules! {_text(node.child_by_field_name('name'))}"] += 1
+        elif node.type == "foreign_mod_item":  # what a foreign function does is not read either: libc's `abort()`
+            attributes["extern block " + "".join(_text(node).split())] += 1
         elif (way := _diverging(node, own) or _from_nothing(node)) is not None:
             stand_ins[way] += 1
         if node.type == "function_item" and (body := node.child_by_field_name("body")) is not None:
@@ -89,6 +92,7 @@ def pretending(code: str, reference: str, repair: bool = False, own: frozenset[s
     to diverge or value made from nothing the original does not have (the case it handled given
     up, or a value it needed never made: `f(std::process::abort())`, `f(unsafe { mem::zeroed() })`).
     `own`: the functions of the task's code that never return (`never_returning`)."""
+    own = own | never_returning([code])  # an answer may declare one itself: `extern "C" { fn abort() -> !; }`
     mine, original = read(code, own), read(reference, own)
     own = mine.attributes - original.attributes
     if own:
@@ -168,11 +172,12 @@ def _diverging(node: Node, own: frozenset[str] = frozenset()) -> str | None:
 
 def never_returning(sources: list[str]) -> frozenset[str]:
     """The functions the sources declare that never return (`-> !`), by name, where no function
-    of that name returns: a call of one stands for a value of any type, as `todo!()` does."""
+    of that name returns: a call of one stands for a value of any type, as `todo!()` does. Bodiless
+    declarations count too: `extern "C" { fn abort() -> !; }` is libc's abort."""
     returns: dict[str, set[bool]] = {}
     for source in sources:
         for node in _walk(rust_parser().parse(source.encode()).root_node):
-            if node.type == "function_item":
+            if node.type in ("function_item", "function_signature_item"):
                 kind = node.child_by_field_name("return_type")
                 returns.setdefault(_text(node.child_by_field_name("name")), set()).add(
                     kind is not None and kind.type == "never_type")
