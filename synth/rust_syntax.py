@@ -57,3 +57,21 @@ def does_nothing(statement: Node) -> bool:
         return pattern is not None and UNUSED.fullmatch(node_text(pattern)) is not None and \
             (value is None or value.type in NO_OP_VALUES)
     return unwrapped(statement).type in NO_OP_VALUES
+
+
+def use_paths(tree: Node | None, prefix: str = "") -> list[tuple[str, str]]:
+    """(the name it brings in, its full path) for each path a `use` tree names, spaces squeezed:
+    `std::process::{abort, exit as quit}` -> ("abort", "std::process::abort"), ("quit", "std::process::exit")."""
+    if tree is None:
+        return []
+    squeeze = lambda node: "".join(node_text(node).split())  # noqa: E731
+    if tree.type in ("identifier", "scoped_identifier"):
+        return [(squeeze(tree).split("::")[-1], prefix + squeeze(tree))]
+    if tree.type == "use_as_clause":
+        return [(node_text(tree.child_by_field_name("alias")), prefix + squeeze(tree.child_by_field_name("path")))]
+    if tree.type == "scoped_use_list":
+        base = tree.child_by_field_name("path")
+        return use_paths(tree.child_by_field_name("list"), prefix + (squeeze(base) + "::" if base is not None else ""))
+    if tree.type == "use_list":
+        return [pair for child in tree.named_children for pair in use_paths(child, prefix)]
+    return []

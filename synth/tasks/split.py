@@ -84,7 +84,8 @@ def repair_task(row: dict, roots: dict[str, str] | None = None) -> Task | None:
             return None  # recorded before rows said where their crate is
         return Task(**common, in_crate=CrateSpot(root=recipe["root"], path=recipe["path"],
                                                  start_byte=recipe["start_byte"], end_byte=recipe["end_byte"],
-                                                 name=recipe.get("decl_name", ""), trait_impl=recipe.get("trait_impl", False)))
+                                                 name=recipe.get("decl_name", ""), trait_impl=recipe.get("trait_impl", False),
+                                                 features=recipe.get("extra_features", [])))
     before = row.get("context", "") + row.get("wrapper_head", "")
     after = row["checked_broken_source"][len(before) + len(broken):]
     if row["checked_broken_source"] != before + broken + after or row["checked_source"] != before + fixed + after:

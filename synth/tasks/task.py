@@ -33,6 +33,7 @@ class CrateSpot(BaseModel):
     end_byte: int
     name: str = ""  # the declaration's name (the crate oracle's batching reads it)
     trait_impl: bool = False  # a trait impl or a method of one (its callers see the trait's signature)
+    features: list[str] = Field(default_factory=list)  # on besides the default ones, as it was verified
 
 
 class Task(BaseModel):

@@ -137,3 +137,26 @@ def test_the_plan_counts_a_feature_copys_cached_verdicts_as_cached(tmp_path, cap
 def _rows(out: Path) -> list[dict]:
     from synth.rows.rowfile import read_rows
     return read_rows(out / "rows" / "repair.jsonl.zst")
+
+
+def test_a_task_verified_with_features_is_judged_with_them(gated):
+    """A repair task of code behind a feature off by default is checked in the copy with that
+    feature on: without it the declaration is configured out and anything, the broken code
+    included, compiles (the judge counted every answer)."""
+    from synth.tasks.judge import Judge
+    from synth.tasks.split import repair_task
+
+    decls = [d for d in extract_paths([str(gated)], ExtractOptions()).declarations if d.name == "key_len"]
+    crate = CargoCrateOracle(cache=None)
+    try:
+        rows = repair_rows(decls, RustOracle(OracleSettings()), RepairSettings(in_crate="always"), 0,
+                           crate_oracle=crate).rows
+        tasks = [repair_task(json.loads(r.model_dump_json())) for r in rows]
+        assert tasks and all(t.in_crate.features == ["kv"] for t in tasks)
+        judge = Judge({"rust": RustOracle(OracleSettings())}, crate)
+        fixed = judge.judge(tasks, [f"```rust\n{t.reference}\n```" for t in tasks])
+        broken = judge.judge(tasks, [f"```rust\n{t.broken}\n```" for t in tasks])
+    finally:
+        crate.close()
+    assert all(o.passed for o in fixed)
+    assert not any(o.compiled for o in broken), [o.first_error for o in broken]

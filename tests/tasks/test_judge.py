@@ -53,6 +53,13 @@ PRETENDING = {  # each compiles in place of `total`, and each answers nothing
                        "    unsafe { abort() }\n}",  # libc's abort, declared by the answer
     "own extern": "pub fn total(xs: &[u32]) -> u32 {\n    extern \"C\" {\n        fn abort();\n    }\n"
                   "    unsafe { abort() };\n    xs.len() as u32\n}",
+    "use alias": "pub fn total(xs: &[u32]) -> u32 {\n    use std::process::{abort as stop};\n    stop()\n}",
+    "fn pointer": "pub fn total(xs: &[u32]) -> u32 {\n    let stop = std::process::abort as fn() -> !;\n    stop()\n}",
+    "cast call": "pub fn total(xs: &[u32]) -> u32 {\n    (std::process::abort as fn() -> !)()\n}",
+    "None.unwrap": "pub fn total(xs: &[u32]) -> u32 {\n    None.unwrap()\n}",
+    "assert false": "pub fn total(xs: &[u32]) -> u32 {\n    assert!(false, \"later\");\n    xs.len() as u32\n}",
+    "while true": "pub fn total(xs: &[u32]) -> u32 {\n    while true {}\n    0\n}",
+    "calls back": "pub fn total(xs: &[u32]) -> u32 {\n    again(xs)\n}\n\nfn again(xs: &[u32]) -> u32 {\n    total(xs)\n}",
     "own macro": "pub fn total(xs: &[u32]) -> u32 {\n    macro_rules! sum { () => { loop {} } }\n    sum!()\n}",
     "own cfg": "#[cfg(not(test))]\npub fn total(xs: &[u32]) -> u32 {\n    0\n}",
     "pasted signature": "pub fn total(xs: &[u32]) -> u64 {\n    let _ = \"pub fn total(xs: &[u32]) -> u32\";\n"
@@ -108,6 +115,8 @@ def test_answers_that_pretend_are_refused_and_real_fixes_count(rust_oracle, crat
         assert got["exact"].solved and got["other fix"].solved and got["loop that returns"].solved, where
         assert got["self call allowed"].refused == got["own cfg"].refused == got["own macro"].refused == "own attribute"
         assert got["own extern -> !"].refused == got["own extern"].refused == "own attribute"
+        assert {got[n].refused for n in ("use alias", "fn pointer", "cast call", "None.unwrap", "assert false",
+                                         "while true", "calls back")} == {"hollow"}
         assert got["loop"].refused == got["panic after work"].refused == got["self call"].refused == "hollow"
         assert {got[n].refused for n in ("abort", "exit after work", "diverges both ways", "abort arm", "zeroed arm",
                                                   "default body", "own diverging fn", "own diverging fn arm")} == {"hollow"}

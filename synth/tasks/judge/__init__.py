@@ -28,7 +28,7 @@ from synth.assemble.answers import normalize_answer
 from synth.rust_syntax import node_text, rust_parser
 from synth.tasks.completion import answer_code, defines, fenced_code, is_hollow, without_own_cfg
 from .deletion import changed_lines, deletes_the_error
-from .hollow import never_returning, pretending
+from .hollow import diverging_aliases, never_returning, pretending
 from .signature import definition, probe, same_qualifiers, same_shape, same_text
 
 if TYPE_CHECKING:
@@ -157,7 +157,8 @@ class Judge:
         cannot tell a value from the one meant (`Default::default()` for a dropped argument, a
         neighbouring enum variant); the tests can, where they reach it. An exact repair is the
         original and passes without a run; an answer that does not count, fails."""
-        index = [i for i, t in enumerate(tasks) if t.in_its_crate is not None and self._has_tests(t.in_its_crate)]
+        index = [i for i, t in enumerate(tasks) if t.in_its_crate is not None and not t.in_its_crate.features
+                 and self._has_tests(t.in_its_crate)]  # a suite runs with the default features only
         placed = {i: _splice(tasks[i].in_its_crate, in_its_crate(tasks[i], codes[i]))
                   for i in index if outcomes[i].solved and not outcomes[i].exact}
         todo = list(dict.fromkeys(p for p in placed.values() if p not in self._crate_runs))  # each placed answer once
@@ -176,7 +177,7 @@ class Judge:
 
 
 def _splice(spot: CrateSpot, code: str) -> Splice:
-    return Splice(spot.root, spot.path, spot.start_byte, spot.end_byte, code)
+    return Splice(spot.root, spot.path, spot.start_byte, spot.end_byte, code, tuple(spot.features))
 
 
 def in_its_crate(task: Task, code: str) -> str:
@@ -201,7 +202,8 @@ def placed(task: Task, code: str) -> tuple:
     spot = task.in_crate
     if spot is None:
         return task.lang, task.source(code)
-    return spot.root, spot.path, spot.start_byte, spot.end_byte, spot.name, spot.trait_impl, task.reference, code
+    return (spot.root, spot.path, spot.start_byte, spot.end_byte, spot.name, spot.trait_impl, tuple(spot.features),
+            task.reference, code)
 
 
 def outcome(task: Task, code: str, verdict: Verdict, raw: str | None = None) -> Outcome:
@@ -252,7 +254,9 @@ def own_never_returning(task: Task) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=256)
 def _never_returning_in(source: str) -> frozenset[str]:
-    return never_returning([source]) if "!" in source else frozenset()
+    """Its functions declared `-> !`, and its names for std ones (`use std::process::exit;`)."""
+    return never_returning([source]) | diverging_aliases(rust_parser().parse(source.encode()).root_node) \
+        if source.strip() else frozenset()
 
 
 @functools.lru_cache(maxsize=64)

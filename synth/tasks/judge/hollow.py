@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from synth.rust_syntax import does_nothing, node_text as _text, rust_parser, unwrapped, walk as _walk
+from synth.rust_syntax import does_nothing, node_text as _text, rust_parser, unwrapped, use_paths, walk as _walk
 
 DIVERGING_MACROS = frozenset({"panic", "unreachable", "todo", "unimplemented"})
 UNWRITTEN = frozenset({"todo!()", "unimplemented!()"})  # said to be unwritten: no answer may add one
@@ -39,6 +39,8 @@ BARE_DIVERGING = frozenset({"unreachable_unchecked", "panic_any", "resume_unwind
 # values made from nothing (`unsafe { std::mem::zeroed() }` compiles as a value of any type)
 FROM_NOTHING = ("mem::zeroed", "mem::uninitialized")
 WAYS_OUT = frozenset({"break_expression", "return_expression", "try_expression"})  # what ends a `loop`
+ASSERTS = frozenset({"assert", "debug_assert"})  # `assert!(false)` panics as `panic!()` does
+UNWRAPS = frozenset({"unwrap", "expect"})  # on `None` or `Err(..)`, a panic
 HIDING_ATTRIBUTES = frozenset({"allow", "expect", "cfg", "cfg_attr"})
 PLAIN_BLOCKS = ("block", "unsafe_block")
 
@@ -49,7 +51,7 @@ class Body:
     name: str
     diverges: bool  # its straight-line code never completes
     only_diverges: bool  # ... and does nothing else first
-    only_calls_itself: bool
+    calls: str  # all it does is call this function of the code (itself, or one that calls it back): ''
     makes_up: bool = False  # all it does is give back a value it made up: `0`, `None`, `Default::default()`
 
 
@@ -63,9 +65,12 @@ class Reading:
 
 
 def read(code: str, own: frozenset[str] = frozenset()) -> Reading:
-    """`own`: the functions of the task's code that never return (`never_returning`)."""
+    """`own`: the functions of the task's code that never return (`never_returning`); the code's
+    own names for std ones (`use std::process::abort as stop;`) are added."""
     attributes, stand_ins, bodies = Counter(), Counter(), []
-    for node in _walk(rust_parser().parse(code.encode()).root_node):
+    root = rust_parser().parse(code.encode()).root_node
+    own = own | diverging_aliases(root)
+    for node in _walk(root):
         if node.type in ("attribute_item", "inner_attribute_item"):
             attribute = next((c for c in node.named_children if c.type == "attribute"), None)
             head = attribute.named_children[0] if attribute is not None and attribute.named_children else None
@@ -81,7 +86,7 @@ def read(code: str, own: frozenset[str] = frozenset()) -> Reading:
             name = _text(node.child_by_field_name("name"))
             work = _effective(body)
             bodies.append(Body(name, _block_diverges(body, own), bool(work) and _diverges(work[0], own),
-                               len(work) == 1 and _calls(work[0], name), _makes_up(body, work)))
+                               _callee(work[0]) if len(work) == 1 else "", _makes_up(body, work)))
     return Reading(attributes, stand_ins, bodies)
 
 
@@ -102,9 +107,10 @@ def pretending(code: str, reference: str, repair: bool = False, own: frozenset[s
     if unwritten:
         return f"adds {unwritten[0]} where the original has none"
     allowed = {b.name: b for b in original.bodies}
+    calls, called = {b.name: b.calls for b in mine.bodies}, {b.name: b.calls for b in original.bodies}
     for body in mine.bodies:
         theirs = allowed.get(body.name)
-        if body.only_calls_itself and not (theirs and theirs.only_calls_itself):
+        if _calls_back(body.name, calls) and not _calls_back(body.name, called):
             return f"fn {body.name} only calls itself"
         if body.diverges and not (theirs and theirs.diverges and (theirs.only_diverges or not body.only_diverges)):
             return f"fn {body.name} only diverges (panics, loops or is not written)"
@@ -158,11 +164,19 @@ def _diverging(node: Node, own: frozenset[str] = frozenset()) -> str | None:
     anything else."""
     if node.type == "macro_invocation":
         name = _text(node.child_by_field_name("macro")).split("::")[-1]
+        tokens = next((c for c in node.named_children if c.type == "token_tree"), None)
+        if name in ASSERTS and tokens is not None and re.match(r"\(\s*false\s*[,)]", _text(tokens)):
+            return "panic!()"  # `assert!(false)`
         return f"{name}!()" if name in DIVERGING_MACROS else None
-    if node.type == "loop_expression":
+    if node.type == "loop_expression" or (node.type == "while_expression" and  # `while true {}` is a `loop`
+                                          _text(node.child_by_field_name("condition")) == "true"):
         return None if any(n.type in WAYS_OUT for n in _walk(node)) else "loop {}"
     if node.type == "call_expression":
-        path = "".join(_text(node.child_by_field_name("function")).split())
+        callee = _bare(node.child_by_field_name("function"))
+        if callee.type == "field_expression" and _text(callee.child_by_field_name("field")) in UNWRAPS and \
+                _fails(_bare(callee.child_by_field_name("value"))):
+            return "panic!()"  # `None.unwrap()`, `Err(e).expect(..)`
+        path = "".join(_text(callee).split())
         named = _std_function(path, DIVERGING_CALLS)
         last = re.split(r"::|\.", path.split("::<")[0])[-1]  # `fail`, `crate::fail`, `self.fail`
         return f"{named}()" if named else (f"{path}()" if path in BARE_DIVERGING else
@@ -242,15 +256,54 @@ def _a_default(node: Node) -> bool:
     return path.endswith("::default") or path.split("::<")[0] in EMPTY_COLLECTIONS
 
 
-def _calls(node: Node, name: str) -> bool:
-    """A call of the function itself: `name(..)`, `Self::name(..)`, `self.name(..)`, `Type::name(..)`."""
+def _callee(node: Node) -> str:
+    """The function a call calls, by name ('' for anything else): `name(..)`, `Self::name(..)`,
+    `self.name(..)`, `Type::name(..)`."""
     if node.type == "return_expression" and node.named_children:
         node = node.named_children[0]
     if node.type != "call_expression":
-        return False
+        return ""
     callee = node.child_by_field_name("function")
     last = callee.child_by_field_name("field" if callee.type == "field_expression" else "name") \
         if callee.type in ("field_expression", "scoped_identifier") else callee
     if callee.type == "field_expression" and _text(callee.child_by_field_name("value")) != "self":
-        return False
-    return last is not None and _text(last) == name
+        return ""
+    return _text(last) if last is not None else ""
+
+
+def _calls_back(name: str, calls: dict[str, str]) -> bool:
+    """Following what each body only calls, from `name`, comes back to it (`f` calls `f`, or `f`
+    calls `g` which only calls `f`)."""
+    seen, at = set(), name
+    while calls.get(at) and at not in seen:
+        seen.add(at)
+        at = calls[at]
+    return at == name and name in seen
+
+
+def _bare(node: Node) -> Node:
+    """An expression without the parentheses and casts around it: `(abort as fn() -> !)` is `abort`."""
+    while node.type in ("parenthesized_expression", "type_cast_expression") and node.named_children:
+        node = node.child_by_field_name("value") or node.named_children[0]
+    return node
+
+
+def _fails(node: Node) -> bool:
+    """A value whose unwrapping always panics: `None`, `Err(..)`."""
+    return (node.type == "identifier" and _text(node) == "None") or \
+        (node.type == "call_expression" and _text(node.child_by_field_name("function")) == "Err")
+
+
+def diverging_aliases(root: Node) -> frozenset[str]:
+    """The code's own names for a std function that never returns: `use std::process::abort;`,
+    `use std::process::{exit as quit};`, `let stop = std::process::abort;`."""
+    names = set()
+    for node in _walk(root):
+        if node.type == "use_declaration":
+            names |= {local for local, path in use_paths(node.child_by_field_name("argument"))
+                      if _std_function(path, DIVERGING_CALLS)}
+        elif node.type == "let_declaration" and (value := node.child_by_field_name("value")) is not None:
+            pattern = node.child_by_field_name("pattern")
+            if pattern.type == "identifier" and _std_function("".join(_text(_bare(value)).split()), DIVERGING_CALLS):
+                names.add(_text(pattern))
+    return frozenset(names)
