@@ -9,6 +9,8 @@ see: they run none), and with them where `--crate-tests`:
   `extern` block of the answer's own, ...);
 - stand-in values: best_free's answers with each value it filled in for rustc's placeholders
   (`Default::default()`) replaced by `std::process::abort()`, `unsafe { std::mem::zeroed() }`;
+- the broken code as it is (it counts only where the check does not see the declaration: code
+  behind a feature checked without it);
 - erasures: the lines that hold the error commented out (`//`, `/* */`) or traded for `let _ = 0;`;
 - wrong values: the reference with one operator of its body swapped (`<` for `<=`, `-` for `+`)
   or one literal changed (`0` made `1`, `true` made `false`), which compiles and is no fix: only the tests can refuse it, where they reach it;
@@ -152,6 +154,7 @@ def attacks(task, best_free_answer: str | None) -> dict[str, str | None]:
         stand_in_body(task.reference, own) if own else None
     if task.family == "codegen":
         return {**out, "codegen signature: another, a body that works": other_signature(task.reference)}
+    out["unchanged: the broken code"] = task.broken  # counts only where the check cannot see it (configured out)
     filled = best_free_answer if best_free_answer and FILLED in best_free_answer else None
     out.update({f"value: {name}": filled.replace(FILLED, value) if filled else None
                 for name, value in STAND_IN_VALUES.items()})

@@ -60,7 +60,11 @@ def test_a_repair_answer_counts_when_it_compiles_keeps_the_signature_and_is_not_
     assert got["deleted"].refused == "deleted" and not got["deleted"].exact
     added = ORIGINAL.replace("    sum\n}", "    summ;\n    sum\n}")  # the mutant only added a line: deleting it is the fix
     dropped = judge.judge([task(added)], [fenced(ORIGINAL.replace("sum += x;", "sum = sum + x;"))])[0]
-    assert dropped.solved and dropped.deleted and not dropped.exact
+    assert dropped.solved and not dropped.deleted and not dropped.exact
+    # two errors, a line added and one changed: a fix in other words leaves the added one out too
+    both = added.replace('println!("{}", sum);', 'println!("{}", summ);')
+    other = judge.judge([task(both)], [fenced(ORIGINAL.replace("sum += x;", "sum = sum + x;"))])[0]
+    assert other.solved and not other.deleted and not other.exact, other.refused
 
 
 def test_deletion_is_told_from_a_fix_on_the_changed_lines():

@@ -33,7 +33,9 @@ def deletes_the_error(code: str, broken: str, reference: str, lang: str = "rust"
     own_no_ops = Counter(code_lines(broken)) - Counter(quiet(broken))
     size = _tokens(_body(quiet(broken))) + sum(_tokens([line]) * n for line, n in own_no_ops.items() if line in was)
     # sized by the body: an attribute the answer leaves out (`#[cfg(..)]` above an impl) is no code gone
-    if any(not (set(old) & kept) and not (set(new) & kept) for old, new in changes) and _tokens(_body(answer)) < size:
+    # (a line the mutation only added has no original form: leaving it out is the fix, not a deletion)
+    if any(new and not (set(old) & kept) and not (set(new) & kept) for old, new in changes) and \
+            _tokens(_body(answer)) < size:
         return True
     untouched = [line for line in _body(code_lines(broken)) if line not in was]
     return _tokens([line for line in untouched if line in kept]) < KEPT_AT_LEAST * _tokens(untouched)
