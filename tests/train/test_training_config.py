@@ -43,8 +43,9 @@ def _resolve(data: dict, stage: str) -> dict:
 def _variants():
     for section, model, stage in (("lora", LoraSettings, "sft"), ("sft", SftSettings, "sft"), ("grpo", GrpoSettings, "grpo")):
         for name, field in model.model_fields.items():
-            if section == "grpo" and name in ("tasks", "probe_samples", "probe_tasks"):
-                continue  # which tasks GRPO trains on, not a trainer setting (test_training_runs probes them)
+            if section == "grpo" and name in ("tasks", "probe_samples", "probe_tasks", "crate_tests"):
+                continue  # which tasks GRPO trains on and how its judge runs, not trainer settings (test_training_runs
+                # probes them; tests/tasks/test_crate_tests.py the reward with the crate's tests)
             yield section, name, field, stage
     yield None, "seed", None, "sft"
     yield None, "seed", None, "grpo"
