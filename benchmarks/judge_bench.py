@@ -76,32 +76,35 @@ def swapped_operator(reference: str) -> str | None:
     """The reference with the first comparison, sum or logic operator of its function's body
     swapped (`<` for `<=`, `-` for `+`): a wrong value spelled like a right one, which only tests
     can tell (None where the body has none)."""
-    from synth.rust_syntax import walk
-    found = _function_body(reference)
-    if found is None:
-        return None
-    data, block = found
-    for node in walk(block):
+    def swap(node):
         operator = node.child_by_field_name("operator") if node.type == "binary_expression" else None
-        if operator is not None and operator.type in SWAPS:
-            return (data[:operator.start_byte] + SWAPS[operator.type].encode() + data[operator.end_byte:]).decode()
-    return None
+        return (operator, SWAPS[operator.type]) if operator is not None and operator.type in SWAPS else None
+    return _first_replaced(reference, swap)
 
 
 def changed_literal(reference: str) -> str | None:
     """The reference with the first integer or boolean literal of its function's body changed
     (`0` made `1`, `true` made `false`): a wrong value (None where the body has none)."""
+    def change(node):
+        text = node.text.decode()
+        if node.type == "boolean_literal":
+            return node, {"true": "false", "false": "true"}[text]
+        return (node, str(int(text) + 1)) if node.type == "integer_literal" and text.isdigit() else None
+    return _first_replaced(reference, change)
+
+
+def _first_replaced(reference: str, replacement) -> str | None:
+    """The reference with the first node of its function's body that `replacement(node)` gives a
+    (node, text) for replaced by that text (None: no such node, or not one function)."""
     from synth.rust_syntax import walk
     found = _function_body(reference)
     if found is None:
         return None
     data, block = found
     for node in walk(block):
-        text = node.text.decode()
-        other = {"true": "false", "false": "true"}.get(text) if node.type == "boolean_literal" else \
-            (str(int(text) + 1) if node.type == "integer_literal" and text.isdigit() else None)
-        if other is not None:
-            return (data[:node.start_byte] + other.encode() + data[node.end_byte:]).decode()
+        if (hit := replacement(node)) is not None:
+            target, text = hit
+            return (data[:target.start_byte] + text.encode() + data[target.end_byte:]).decode()
     return None
 
 
@@ -143,15 +146,13 @@ def requalified(reference: str, signature: str, old: str, new: str) -> str | Non
 def attacks(task, best_free_answer: str | None) -> dict[str, str | None]:
     """Per attack, its answer to the task (None where it does not apply): a codegen task's, its
     body stood in for; a repair task's, every kind."""
-    out: dict[str, str | None] = {f"{'codegen ' if task.family == 'codegen' else ''}body: {name}":
-                                  stand_in_body(task.reference, body) for name, body in STAND_IN_BODIES.items()}
-    out[f"{'codegen ' if task.family == 'codegen' else ''}wrong value: an operator swapped"] = \
-        swapped_operator(task.reference)
-    out[f"{'codegen ' if task.family == 'codegen' else ''}wrong value: a literal changed"] = \
-        changed_literal(task.reference)
+    kind = "codegen " if task.family == "codegen" else ""
+    out: dict[str, str | None] = {f"{kind}body: {name}": stand_in_body(task.reference, body)
+                                  for name, body in STAND_IN_BODIES.items()}
+    out[f"{kind}wrong value: an operator swapped"] = swapped_operator(task.reference)
+    out[f"{kind}wrong value: a literal changed"] = changed_literal(task.reference)
     own = own_diverging_call(task)
-    out[f"{'codegen ' if task.family == 'codegen' else ''}body: the code's own -> ! fn"] = \
-        stand_in_body(task.reference, own) if own else None
+    out[f"{kind}body: the code's own -> ! fn"] = stand_in_body(task.reference, own) if own else None
     if task.family == "codegen":
         return {**out, "codegen signature: another, a body that works": other_signature(task.reference)}
     out["unchanged: the broken code"] = task.broken  # counts only where the check cannot see it (configured out)
@@ -172,12 +173,12 @@ def own_diverging_call(task) -> str | None:
     """A call of a function of the task's code that never returns (`-> !`), its arguments made up
     (cc's `fail("")`); None where it has none (or no argument can be made up)."""
     from synth.rust_syntax import node_text, rust_parser, walk
-    from synth.tasks.judge import own_never_returning
+    from synth.tasks.judge import crate_sources, own_never_returning
     names = own_never_returning(task)
+    if not names:
+        return None
     spot = task.in_its_crate
-    sources = [task.context + task.before + task.after] + \
-        ([p.read_text(errors="replace") for p in sorted(Path(spot.root).rglob("*.rs"))] if spot and names else [])
-    for source in sources if names else []:
+    for source in [task.context + task.before + task.after, *(crate_sources(spot.root) if spot else [])]:
         for item in walk(rust_parser().parse(source.encode()).root_node):
             if item.type != "function_item" or node_text(item.child_by_field_name("name")) not in names:
                 continue

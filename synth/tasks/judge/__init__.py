@@ -28,7 +28,7 @@ from synth.assemble.answers import normalize_answer
 from synth.rust_syntax import node_text, rust_parser
 from synth.tasks.completion import answer_code, defines, fenced_code, is_hollow, without_own_cfg
 from .deletion import changed_lines, deletes_the_error
-from .hollow import diverging_aliases, never_returning, pretending
+from .hollow import never_returning, own_names, pretending
 from .signature import definition, probe, same_qualifiers, same_shape, same_text
 
 if TYPE_CHECKING:
@@ -255,14 +255,18 @@ def own_never_returning(task: Task) -> frozenset[str]:
 @functools.lru_cache(maxsize=256)
 def _never_returning_in(source: str) -> frozenset[str]:
     """Its functions declared `-> !`, and its names for std ones (`use std::process::exit;`)."""
-    return never_returning([source]) | diverging_aliases(rust_parser().parse(source.encode()).root_node) \
-        if source.strip() else frozenset()
+    return own_names(rust_parser().parse(source.encode()).root_node) if source.strip() else frozenset()
 
 
 @functools.lru_cache(maxsize=64)
 def _never_returning_in_crate(root: str) -> frozenset[str]:
-    files = sorted(p for p in Path(root).rglob("*.rs") if "target" not in p.relative_to(root).parts)
-    return never_returning([p.read_text(errors="replace") for p in files])
+    return never_returning(crate_sources(root))
+
+
+def crate_sources(root: str) -> list[str]:
+    """The text of every Rust file of a crate folder (a build's `target` aside), in path order."""
+    return [p.read_text(errors="replace") for p in sorted(Path(root).rglob("*.rs"))
+            if "target" not in p.relative_to(root).parts]
 
 
 def in_trait_impl(task: Task) -> bool:

@@ -65,11 +65,12 @@ class Reading:
 
 
 def read(code: str, own: frozenset[str] = frozenset()) -> Reading:
-    """`own`: the functions of the task's code that never return (`never_returning`); the code's
-    own names for std ones (`use std::process::abort as stop;`) are added."""
+    """`own`: the functions of the task's code that never return (`never_returning`); what this
+    code itself names so (`own_names`: `extern "C" { fn abort() -> !; }`, `use std::process::abort
+    as stop;`) is added."""
     attributes, stand_ins, bodies = Counter(), Counter(), []
     root = rust_parser().parse(code.encode()).root_node
-    own = own | diverging_aliases(root)
+    own = own | own_names(root)
     for node in _walk(root):
         if node.type in ("attribute_item", "inner_attribute_item"):
             attribute = next((c for c in node.named_children if c.type == "attribute"), None)
@@ -97,7 +98,6 @@ def pretending(code: str, reference: str, repair: bool = False, own: frozenset[s
     to diverge or value made from nothing the original does not have (the case it handled given
     up, or a value it needed never made: `f(std::process::abort())`, `f(unsafe { mem::zeroed() })`).
     `own`: the functions of the task's code that never return (`never_returning`)."""
-    own = own | never_returning([code])  # an answer may declare one itself: `extern "C" { fn abort() -> !; }`
     mine, original = read(code, own), read(reference, own)
     own = mine.attributes - original.attributes
     if own:
@@ -188,9 +188,19 @@ def never_returning(sources: list[str]) -> frozenset[str]:
     """The functions the sources declare that never return (`-> !`), by name, where no function
     of that name returns: a call of one stands for a value of any type, as `todo!()` does. Bodiless
     declarations count too: `extern "C" { fn abort() -> !; }` is libc's abort."""
+    return _declared_never_returning([rust_parser().parse(source.encode()).root_node for source in sources])
+
+
+def own_names(root: Node) -> frozenset[str]:
+    """What never returns under a name one piece of code gives it: the functions it declares
+    `-> !` (`never_returning`) and its own names for std ones (`diverging_aliases`)."""
+    return _declared_never_returning([root]) | diverging_aliases(root)
+
+
+def _declared_never_returning(roots: list[Node]) -> frozenset[str]:
     returns: dict[str, set[bool]] = {}
-    for source in sources:
-        for node in _walk(rust_parser().parse(source.encode()).root_node):
+    for root in roots:
+        for node in _walk(root):
             if node.type in ("function_item", "function_signature_item"):
                 kind = node.child_by_field_name("return_type")
                 returns.setdefault(_text(node.child_by_field_name("name")), set()).add(
