@@ -18,8 +18,9 @@ see: they run none), and with them where `--crate-tests`:
   a codegen function given another signature and a body that does something.
 Beside them, controls that must count: the reference, and the reference with a statement that
 does nothing added. Prints per attack the tasks it applies to, how many compile and how many count
-(0 wanted, but where the attack is the original itself: a body `0` where the reference is `0`,
-and for wrong values, which no reading of the code can tell, where the tests do not reach)."""
+(0 wanted, but where the attack is the original itself: a body `0` where the reference is `0`, or
+diverges where the reference only diverges too, and for wrong values, which no reading of the code
+can tell, where the tests do not reach)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -189,6 +190,15 @@ def own_diverging_call(task) -> str | None:
     return None
 
 
+def both_diverge(task, answer: str) -> bool:
+    """The reference only diverges (compiler_builtins' `fn zero_div() -> ! { zero_div_fn() }`) and
+    so does the answer: the judge lets a body diverge where its original does, and it is no fooling."""
+    from synth.tasks.judge import own_never_returning
+    from synth.tasks.judge.hollow import read
+    own = own_never_returning(task)
+    return all(any(b.only_diverges for b in read(code, own).bodies) for code in (task.reference, answer))
+
+
 def controls(task) -> dict[str, str | None]:
     """Answers that fix the task and must count: the reference, and the reference with a statement
     that does nothing before its body's code."""
@@ -225,10 +235,13 @@ def run_judge_bench(tasks_path: str, profile: Path = PROFILE, crate_tests: bool 
             outcomes = judge.judge([t for t, _ in pairs], [f"```rust\n{a}\n```" for _, a in pairs]) if pairs else []
             figures[name] = {"tasks": len(pairs), "compiled": sum(o.compiled for o in outcomes),
                              "counted": sum(o.passed for o in outcomes),
-                             "the_original": sum(o.passed and o.exact for o in outcomes)}  # e.g. `0` where it is
-    fooled = {n: f["counted"] - f["the_original"] for n, f in figures.items()  # wrong values: only tests can tell
-              if not n.startswith("control") and "wrong value" not in n and f["counted"] > f["the_original"]}
-    tested = [t for t in tasks if t.in_its_crate and judge.crate_passes.get(t.in_its_crate.root)]
+                             "the_original": sum(o.passed and o.exact for o in outcomes),  # e.g. `0` where it is
+                             "diverges_as_the_original": sum(o.passed and not o.exact and both_diverge(t, a)
+                                                             for o, (t, a) in zip(outcomes, pairs))}
+    fooled = {n: left for n, f in figures.items()  # wrong values: only tests can tell
+              if not n.startswith("control") and "wrong value" not in n
+              and (left := f["counted"] - f["the_original"] - f["diverges_as_the_original"]) > 0}
+    tested = [t for t in tasks if t.in_its_crate and judge.crate_passes.get((t.in_its_crate.root, tuple(t.in_its_crate.features)))]
     return {"tasks": len(tasks), "repair_tasks": len(repairs), "crate_tests": crate_tests,
             "tasks_with_crate_tests": {"all": len(tested), "codegen": sum(t.family == "codegen" for t in tested)}
             if crate_tests else None, "attacks": figures,

@@ -47,13 +47,14 @@ class Scratch:
     paths: dict[str, str]  # scratch path -> the user's path, for messages
 
 
-def make_scratch(crate_dir: Path, workdir: Path, kind: str) -> Scratch:
-    """Copy the crate under `workdir`, ready for an offline `cargo check` (kind "check") or `cargo test`."""
+def make_scratch(crate_dir: Path, workdir: Path, kind: str, features: tuple[str, ...] = ()) -> Scratch:
+    """Copy the crate under `workdir`, ready for an offline `cargo check` (kind "check") or `cargo test`,
+    with `features` on besides the default ones."""
     crate_dir = crate_dir.resolve()
     crate = workdir / "crate"
     copy_tree(crate_dir, crate)
     try:
-        manifest, _ = checkable_manifest(crate_dir, dev=(kind != "check"))
+        manifest, _ = checkable_manifest(crate_dir, dev=(kind != "check"), features=features)
         (crate / "Cargo.toml").write_text(manifest, encoding="utf-8")
         (crate / "Cargo.lock").unlink(missing_ok=True)  # it may pin versions the directory source lacks
     except ManifestError:
@@ -133,7 +134,7 @@ class CargoOracle:
         start = time.monotonic()
         src_root = Path(splice.crate_dir)
         with self.sandbox.workdir() as wd:
-            scratch = make_scratch(src_root, wd, kind)  # with its workspace; offline-ready manifest
+            scratch = make_scratch(src_root, wd, kind, splice.features)  # with its workspace; offline-ready manifest
             crate = scratch.crate
             target = crate / splice.path
             original = target.read_bytes()

@@ -204,6 +204,24 @@ def test_a_suite_that_denies_warnings_is_run_for_its_tests(tmp_path):
     assert verdict.passed and verdict.tests.passed == verdict.tests.total == 1
 
 
+def test_a_task_behind_a_feature_runs_its_tests_with_the_feature_on(rust_oracle, tmp_path):
+    """A declaration verified with a feature off by default (its module compiled only with it) is
+    tested with that feature on: without it the suite holds no test of it, and a wrong value counted."""
+    root = tmp_path / "units"
+    (root / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text('[package]\nname = "units"\nversion = "0.1.0"\nedition = "2021"\n\n'
+                                     '[features]\nunits = []\n\n[dependencies]\n')
+    (root / "src" / "lib.rs").write_text('#[cfg(feature = "units")]\npub mod units;\n\n#[test]\nfn builds() {}\n')
+    (root / "src" / "units.rs").write_text(CONTEXT + ORIGINAL + TESTS)
+    spot = task(root).crate_spot.model_copy(update={"path": "src/units.rs", "features": ["units"]})
+    t = task(root).model_copy(update={"crate_spot": spot})
+    wrong = "```rust\n" + ORIGINAL.replace("scale(unit)", "scale(Unit::Millis)") + "\n```"
+    right = "```rust\n" + ORIGINAL.replace("n * scale(unit)", "scale(unit) * n") + "\n```"
+    got = Judge({"rust": rust_oracle}, crate_tests=build_oracle("cargo")).judge([t, t], [wrong, right])
+    assert got[0].solved and got[0].tests == 0.0 and not got[0].passed
+    assert got[1].passed and got[1].tests == 1.0
+
+
 METER = """pub struct Meter {
     count: u64,
 }

@@ -1,7 +1,7 @@
 """`synth bench judge`'s attacks are what they say, and on real rustc none of them counts on a
 task where each applies, while the controls do: the bench's figures rest on these answers."""
-from benchmarks.judge_bench import (attacks, changed_literal, controls, erased, requalified, stand_in_body,
-                                    swapped_operator)
+from benchmarks.judge_bench import (attacks, both_diverge, changed_literal, controls, erased, requalified,
+                                    stand_in_body, swapped_operator)
 from synth.tasks.judge import Judge
 from synth.tasks.task import Task
 
@@ -39,6 +39,16 @@ def test_no_attack_counts_and_the_controls_do(rust_oracle):
     assert counted == ["control: reference with a no-op", "wrong value: a literal changed"], counted
     assert got["control: reference"].passed
     assert got["body: abort"].compiled and got["erasure: /* line */"].compiled  # refused, not broken
+
+
+def test_a_stand_in_that_diverges_as_the_reference_does_is_not_fooling():
+    """compiler_builtins' `fn zero_div() -> ! { zero_div_fn() }`: any body that diverges is as good."""
+    diverging = task().model_copy(update={"reference": "pub fn fail() -> ! {\n    stop()\n}",
+                                          "context": "fn stop() -> ! {\n    loop {}\n}\n\n"})
+    aborts = stand_in_body(diverging.reference, "std::process::abort()")
+    assert both_diverge(diverging, aborts)
+    assert not both_diverge(task(), stand_in_body(REFERENCE, "std::process::abort()"))  # its reference returns
+    assert not both_diverge(diverging, stand_in_body(diverging.reference, "0"))
 
 
 def task() -> Task:

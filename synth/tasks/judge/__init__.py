@@ -70,7 +70,7 @@ class Judge:
     compiled: int = 0  # of them, compiled: an answer placed as one already checked reuses its verdict
     tested: int = 0
     _verdicts: dict = field(default_factory=dict, repr=False)  # placed answer -> its verdict, for this judge's life
-    crate_passes: dict = field(default_factory=dict, repr=False)  # crate folder -> its tests pass as it is
+    crate_passes: dict = field(default_factory=dict, repr=False)  # (crate folder, features) -> its tests pass as it is
     _crate_runs: dict = field(default_factory=dict, repr=False)  # answer placed in its crate (a Splice) -> its tests pass
 
     def judge(self, tasks: list[Task], completions: list[str]) -> list[Outcome]:
@@ -157,8 +157,7 @@ class Judge:
         cannot tell a value from the one meant (`Default::default()` for a dropped argument, a
         neighbouring enum variant); the tests can, where they reach it. An exact repair is the
         original and passes without a run; an answer that does not count, fails."""
-        index = [i for i, t in enumerate(tasks) if t.in_its_crate is not None and not t.in_its_crate.features
-                 and self._has_tests(t.in_its_crate)]  # a suite runs with the default features only
+        index = [i for i, t in enumerate(tasks) if t.in_its_crate is not None and self._has_tests(t.in_its_crate)]
         placed = {i: _splice(tasks[i].in_its_crate, in_its_crate(tasks[i], codes[i]))
                   for i in index if outcomes[i].solved and not outcomes[i].exact}
         todo = list(dict.fromkeys(p for p in placed.values() if p not in self._crate_runs))  # each placed answer once
@@ -169,11 +168,13 @@ class Judge:
             outcomes[i].tests = 1.0 if (self._crate_runs[placed[i]] if i in placed else outcomes[i].solved) else 0.0
 
     def _has_tests(self, spot: CrateSpot) -> bool:
-        """The crate has tests and they all pass on it as it is (asked once a crate)."""
-        if spot.root not in self.crate_passes:
-            verdict = self.crate_tests.test([Splice(spot.root, spot.path, 0, 0, "")])[0]
-            self.crate_passes[spot.root] = verdict.passed and bool(verdict.tests and verdict.tests.total)
-        return self.crate_passes[spot.root]
+        """The crate has tests and they all pass on it as it is, with the task's features on (asked
+        once a crate and features: a feature-gated declaration is configured out without them)."""
+        copy = spot.root, tuple(spot.features)
+        if copy not in self.crate_passes:
+            verdict = self.crate_tests.test([Splice(spot.root, spot.path, 0, 0, "", copy[1])])[0]
+            self.crate_passes[copy] = verdict.passed and bool(verdict.tests and verdict.tests.total)
+        return self.crate_passes[copy]
 
 
 def _splice(spot: CrateSpot, code: str) -> Splice:
