@@ -31,3 +31,16 @@ def test_every_source_of_the_config_is_installed_by_its_list(example):
     registry = [p for p in sources if p.startswith("/usr/share/cargo/registry/")]
     assert len(registry) == len(sources) >= 20
     assert sorted(p for p in registry if not packages(p) & listed) == []
+
+
+def test_the_loops_other_arm_is_its_config_but_for_the_cap():
+    """examples/loop/synth_cap25.toml is the other arm of max_compiler_solvable's measurement: the
+    loop's config but for the cap and where it writes (a copy by hand went stale once)."""
+    def read(name):
+        data = tomllib.loads((ROOT / "examples" / "loop" / name).read_text())
+        assert data["run"].pop("out").startswith("../../runs/loop")
+        assert data["models"]["policy"].pop("model").endswith("/sft/merged")
+        return data
+    loop, capped = read("synth.toml"), read("synth_cap25.toml")
+    assert capped["lanes"]["repair"].pop("max_compiler_solvable") == 0.25
+    assert capped == loop
