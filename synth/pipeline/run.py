@@ -265,7 +265,7 @@ def run_pipeline(config: SynthSettings, max_spend: float | None = None, progress
         summary.seconds["lanes"] = round(written - started - summary.seconds["setup"], 3)
         if config.writes_tasks(LANES):
             tasks = [outputs[name] for name in ctx.task_lanes if name in outputs]
-            split = split_outputs(out, tasks, config.tasks, config.run.seed, ctx.roots)
+            split = split_outputs(out, tasks, config.tasks, config.run.seed, ctx.roots, ctx.oracles.get("rust"))
             summary.notes.append(f"tasks: {split}")
         write_outputs(out, outputs)
         snapshot_dir, diff = snapshot_run(out, config.assemble, config.run.seed)

@@ -1,8 +1,9 @@
 """Tasks from the data: the verified rows of the lanes that pose tasks become RL and held-out tasks
 (synth/tasks/task.py) of their family: `codegen` (a row with a context that names what it defines) and
 `repair` (a mutant the compiler rejected: the answer goes where the declaration was, standalone or
-in a copy of its crate, as the row was verified). Codegen tasks get the crate's own unit tests
-that exercise the function where they pass on the reference answer.
+in a copy of its crate, as the row was verified). A task whose reference is a function of plain
+values gets tests of its values (synth/tasks/judge/same_values.py); one that says where it sits in
+its crate runs the crate's own tests too (the judge's `crate_tests`).
 
 The split: held-out tasks come from held-out crates; the rest is split by declaration between SFT
 rows and RL tasks (all rows of one declaration, whatever their lane, go to one side). A held-out
@@ -10,20 +11,16 @@ task whose answer group is also on the training side is refused (dropped and cou
 `check_disjoint` refuses any tasks file set that leaks."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oracles.verdict import Candidate
 from synth.assemble.answers import LeakedSplit, answer_hash
 from synth.assemble.mix import unit
 from synth.tasks.completion import definition_of
-from synth.extract.model import Declaration, crate_name
+from synth.tasks.judge.same_values import with_same_value_tests
 from synth.rows.held import HeldRow
 from synth.rows.jsonl import write_jsonl
 from synth.tasks.task import FAMILIES, CrateSpot, Task, candidate_source
-
-TESTS_HEAD = "#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
 
 
 def row_group(row: dict) -> str:
@@ -182,41 +179,6 @@ def write_tasks(out_dir: str | Path, split: Split) -> dict:
     return split.stats()
 
 
-# -- the crate's own unit tests ---------------------------------------------------------------------
-
-def unit_tests_calling(name: str, test_decls: list[Declaration], limit: int = 3) -> list[Declaration]:
-    call = re.compile(rf"\b{re.escape(name)}\s*(::<[^>]*>)?\s*\(")
-    return [t for t in test_decls if t.is_test and t.kind == "fn" and call.search(t.body)][:limit]
-
-
-def tests_module(tests: list[Declaration]) -> str:
-    body = "\n\n".join("    " + t.clean_text.strip().replace("\n", "\n    ") for t in tests)
-    return f"{TESTS_HEAD}{body}\n}}" if tests else ""
-
-
-def attach_tests(rows: list[dict], test_decls: list[Declaration], oracle) -> int:
-    """Gives each row the crate tests that call its function and pass on its reference answer (run
-    by the oracle's test path, as the reward runs them); returns how many rows got tests."""
-    by_crate: dict[str, list[Declaration]] = {}
-    for t in test_decls:
-        by_crate.setdefault(crate_name(t), []).append(t)
-    wanted = []
-    for row in rows:
-        module = tests_module(unit_tests_calling(row["must_define"][0], by_crate.get(row.get("crate"), [])))
-        if module and row.get("must_define"):
-            wanted.append((row, module))
-    verdicts = oracle.test([Candidate.of(candidate_source(r.get("context", ""), r["response"], m))
-                            for r, m in wanted]) if wanted else []
-    attached = 0
-    for (row, module), verdict in zip(wanted, verdicts):
-        outcome = verdict.tests
-        if verdict.passed and outcome and outcome.total and outcome.passed == outcome.total:
-            row["tests"] = module
-            attached += 1
-    return attached
-
-
-
 def heldout_set(settings, rows: list, seed: int) -> set[str]:
     """The held-out crates: those [tasks] names, else a seeded share of the crates the rows come
     from (None settings: none held out)."""
@@ -226,11 +188,14 @@ def heldout_set(settings, rows: list, seed: int) -> set[str]:
     return set(settings.heldout_crates) or {c for c in crates if unit(seed, "heldout", c) < settings.heldout_share}
 
 
-def split_outputs(out_dir: str | Path, outputs: list, settings, seed: int, roots: dict[str, str] | None = None) -> dict:
+def split_outputs(out_dir: str | Path, outputs: list, settings, seed: int, roots: dict[str, str] | None = None,
+                  oracle=None) -> dict:
     """The pipeline's step: the rows of the lanes that pose tasks (lane outputs with `.rows`) are
     split ([tasks] settings); the lanes keep only their SFT rows, and the tasks files are
     written. Held-out crates: the ones named, else a seeded share of the crates present.
-    `roots` (crate name -> folder) lets repair tasks say where they sit in their crate."""
+    `roots` (crate name -> folder) lets repair tasks say where they sit in their crate; with the
+    Rust `oracle`, a task whose reference is a function of plain values gets tests of its values
+    (synth/tasks/judge/same_values.py)."""
     rows = [r if isinstance(r, HeldRow) else r.model_dump(mode="json") for o in outputs for r in o.rows]  # read as JSON
     held = heldout_set(settings, rows, seed)
     split = split_rows(rows, held, settings.rl_share, seed, tuple(settings.families), roots)
@@ -238,7 +203,9 @@ def split_outputs(out_dir: str | Path, outputs: list, settings, seed: int, roots
         split.rl_tasks, extra_rl = capped(split.rl_tasks, settings.per_group, seed)
         split.heldout_tasks, extra_held = capped(split.heldout_tasks, settings.per_group, seed)
         split.capped = len(extra_rl) + len(extra_held)
-    stats = write_tasks(out_dir, split)
+    given = {name: with_same_value_tests(tasks, oracle) if oracle is not None else 0
+             for name, tasks in (("rl", split.rl_tasks), ("heldout", split.heldout_tasks))}
+    stats = {**write_tasks(out_dir, split), "same_value_tests": given}
     keep = {r["id"] for r in split.sft_rows}
     for output in outputs:
         output.rows = [r for r in output.rows if r.id in keep]

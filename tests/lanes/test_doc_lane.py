@@ -8,9 +8,7 @@ import pytest
 from conftest import EXAMPLE_CRATE
 
 from oracles.verdict import Candidate
-from synth.tasks.split import (attach_tests, check_disjoint, row_group, split_rows, task_of,
-                                  unit_tests_calling,
-                                  write_tasks)
+from synth.tasks.split import check_disjoint, row_group, split_rows, task_of, write_tasks
 from synth.doctasks.documented import doc_lane, doc_prompt, reference_answer, summary, without_doc
 from synth.extract.extract import ExtractOptions, extract_paths
 from synth.extract.model import standalone_source
@@ -94,27 +92,6 @@ def test_split_keeps_heldout_apart_and_refuses_a_planted_leak(doc_rows, tmp_path
         write_tasks(tmp_path, split)
     with pytest.raises(LeakedSplit):
         check_disjoint(split.sft_rows, [], [Task(**{**task_of(split.sft_rows[0]).model_dump(), "id": "x"})])
-
-
-def test_crate_unit_tests_are_attached_only_where_they_pass(tmp_path, rust_oracle):
-    crate = tmp_path / "adder"
-    (crate / "src").mkdir(parents=True)
-    (crate / "Cargo.toml").write_text('[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n')
-    (crate / "src" / "lib.rs").write_text(
-        "/// Adds two numbers.\npub fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n\n"
-        "/// Doubles a number.\npub fn double(a: u32) -> u32 {\n    a * 2\n}\n\n"
-        "#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
-        "    #[test]\n    fn adds() {\n        assert_eq!(add(2, 3), 5);\n    }\n\n"
-        "    #[test]\n    fn doubles_wrongly() {\n        assert_eq!(double(2), 5);\n    }\n}\n")
-    found = extract_paths([crate], ExtractOptions(jobs=1, include_tests=True)).declarations
-    tests = [d for d in found if d.is_test]
-    rows, _ = doc_lane([d for d in found if not d.is_test], rust_oracle)
-    rows = [r.model_dump(mode="json") for r in rows]
-    assert [t.name for t in unit_tests_calling("add", tests)] == ["adds"]
-    assert attach_tests(rows, tests, rust_oracle) == 1
-    by_name = {r["must_define"][0]: r for r in rows}
-    assert "assert_eq!(add(2, 3), 5)" in by_name["add"]["tests"] and not by_name["double"].get("tests")
-    assert task_of(by_name["add"]).tests == by_name["add"]["tests"]
 
 
 def test_batched_greedy_equals_one_prompt_at_a_time(tmp_path, monkeypatch):
@@ -210,6 +187,8 @@ def test_the_pipeline_writes_tasks_and_keeps_heldout_answers_out_of_training(tmp
     repair = [t for t in heldout if t.family == "repair"]
     assert len(codegen) == 6 and all("add_" in t.must_define[0] for t in codegen), summary.notes
     assert repair and all(t.crate == "beta" and "add_" in t.signature for t in repair), summary.notes
+    # functions of plain values: each task has tests of its reference's values (the run checked them)
+    assert all("__synth_same_values" in t.tests for t in heldout + rl), summary.notes
     sft = _lines(run / "rows" / "codegen.jsonl.zst") + _lines(run / "rows" / "repair.jsonl.zst")
     trained = _lines(run / "train.jsonl.zst") + _lines(run / "val.jsonl.zst")
     assert rl and sft and trained and {r["task"] for r in trained} == {"codegen", "repair"}

@@ -165,7 +165,8 @@ class Judge:
             self._crate_runs.update({p: verdict.passed for p, verdict in zip(todo, self.crate_tests.test(todo))})
             self.tested += len(todo)
         for i in index:  # one not run: an exact repair passes, an answer that does not count fails
-            outcomes[i].tests = 1.0 if (self._crate_runs[placed[i]] if i in placed else outcomes[i].solved) else 0.0
+            mine = 1.0 if (self._crate_runs[placed[i]] if i in placed else outcomes[i].solved) else 0.0
+            outcomes[i].tests = mine if outcomes[i].tests is None else min(outcomes[i].tests, mine)  # and its own
 
     def _has_tests(self, spot: CrateSpot) -> bool:
         """The crate has tests and they all pass on it as it is, with the task's features on (asked
