@@ -192,11 +192,16 @@ def own_diverging_call(task) -> str | None:
 
 def both_diverge(task, answer: str) -> bool:
     """The reference only diverges (compiler_builtins' `fn zero_div() -> ! { zero_div_fn() }`) and
-    so does the answer: the judge lets a body diverge where its original does, and it is no fooling."""
+    so does the answer (as read, or because it returns `!` as the reference does and compiles): the
+    judge lets a body diverge where its original does, and it is no fooling."""
+    import re
+
     from synth.tasks.judge import own_never_returning
     from synth.tasks.judge.hollow import read
     own = own_never_returning(task)
-    return all(any(b.only_diverges for b in read(code, own).bodies) for code in (task.reference, answer))
+    if not any(b.only_diverges for b in read(task.reference, own).bodies):
+        return False
+    return any(b.only_diverges for b in read(answer, own).bodies) or re.search(r"\)\s*->\s*!\s*\{", task.reference) is not None
 
 
 def controls(task) -> dict[str, str | None]:

@@ -48,7 +48,9 @@ def test_a_stand_in_that_diverges_as_the_reference_does_is_not_fooling():
     aborts = stand_in_body(diverging.reference, "std::process::abort()")
     assert both_diverge(diverging, aborts)
     assert not both_diverge(task(), stand_in_body(REFERENCE, "std::process::abort()"))  # its reference returns
-    assert not both_diverge(diverging, stand_in_body(diverging.reference, "0"))
+    assert both_diverge(diverging, stand_in_body(diverging.reference, "unsafe { std::mem::zeroed() }"))  # a `!`
+    returning = diverging.model_copy(update={"reference": "pub fn fail() -> u32 {\n    stop()\n}"})
+    assert not both_diverge(returning, stand_in_body(returning.reference, "0"))
 
 
 def task() -> Task:
