@@ -22,6 +22,7 @@ from synth.generation.settings import RftSettings
 from synth.generation.rft import ApiSampler, PolicySampler, Repair, Sampled, pairs, run_rft, similarity
 from synth.rows.rowfile import read_rows, row_files, rows_name
 from synth.tasks.judge import Judge
+from synth.tasks.judge.same_values import with_same_value_tests
 from synth.llm.request import BudgetExceeded, CallFailed
 from synth.prompting.templates import system_prompt
 from synth.rows.row import Provenance, Row, make_row
@@ -112,6 +113,9 @@ class RftLane(Lane):
         origin = {task.id: row for task, row in rft_tasks(ctx.task_rows(), settings.families, set())}
         tests = ctx.crate_tests() if settings.crate_tests else None  # a sample kept passes its crate's tests too
         judge = Judge({todo[0].lang: oracle}, ctx.crate_oracle, crate_tests=tests)
+        key_of = {t.id: self.key(t) for t in todo}  # each item's key as it came (before its tests)
+        todo = list(todo)
+        with_same_value_tests(todo, oracle)  # a sample kept gives the reference's values, as eval judges
         result = run_rft(todo, sampler, judge, settings, on_item=ctx.ticker("rft"))
         done = {}
         for sampled in result.sampled:
@@ -123,7 +127,7 @@ class RftLane(Lane):
             figures = sampled.figures(settings.k)
             rejected = [] if rows else [Rejection("no sample passed", "no sample passed", {"task": task.id, **figures})
                                         .to_json()]
-            done[self.key(task)] = {"rows": rows, "pairs": pairs(sampled), "rejected": rejected, "figures": figures}
+            done[key_of[task.id]] = {"rows": rows, "pairs": pairs(sampled), "rejected": rejected, "figures": figures}
         return done
 
     def collect(self, stored, out):

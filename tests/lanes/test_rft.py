@@ -155,8 +155,9 @@ def test_a_method_checked_inside_its_impl_is_a_task_placed_there():
 
 def test_the_rft_lane_judges_with_the_crates_tests_where_its_settings_say(tmp_path, monkeypatch):
     """`[lanes.rft] crate_tests`: the doc lane's task says where its function sits in its crate, and
-    a sampled body that compiles but computes another value (`n + 2` for `n * 2`) is no row; off,
-    it is one (what rustc alone accepts)."""
+    a sampled body that compiles but computes another value (`n.0 + 2` for `n.0 * 2`) is no row;
+    off, it is one (what rustc alone accepts: a `Wrapping` is no plain value, so the task has no
+    same-value tests). A function of plain values gets those: `n + 2` for `n * 2` is no row either way."""
     from synth.lanes import LANES
     from synth.pipeline.run import run_pipeline
     from synth.rows.rowfile import read_rows
@@ -165,22 +166,31 @@ def test_the_rft_lane_judges_with_the_crates_tests_where_its_settings_say(tmp_pa
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
     (tmp_path / "twice" / "src").mkdir(parents=True)
     (tmp_path / "twice" / "Cargo.toml").write_text('[package]\nname = "twice"\nversion = "0.1.0"\nedition = "2021"\n')
-    (tmp_path / "twice" / "src" / "lib.rs").write_text(
-        "/// Twice the value.\npub fn double(n: u64) -> u64 {\n    n * 2\n}\n\n#[cfg(test)]\nmod tests {\n"
-        "    #[test]\n    fn four() {\n        assert_eq!(super::double(2), 4);\n        assert_eq!(super::double(3), 6);\n"
-        "    }\n}\n")
+    def crate(param: str, value: str, of=lambda n: f"std::num::Wrapping({n})") -> None:
+        (tmp_path / "twice" / "src" / "lib.rs").write_text(
+            f"/// Twice the value.\npub fn double(n: {param}) -> u64 {{\n    {value} * 2\n}}\n\n#[cfg(test)]\nmod tests {{\n"
+            f"    #[test]\n    fn four() {{\n        assert_eq!(super::double({of(2)}), 4);\n"
+            f"        assert_eq!(super::double({of(3)}), 6);\n    }}\n}}\n")
+
+    wrapped = "std::num::Wrapping<u64>"
+    crate(wrapped, "n.0")
     kept = {}
-    with FakeLLMServer(responder=lambda body: "```rust\npub fn double(n: u64) -> u64 {\n    n + 2\n}\n```") as server:
-        for on in (True, False):
+    answer = {"n.0": f"```rust\npub fn double(n: {wrapped}) -> u64 {{\n    n.0 + 2\n}}\n```"}
+    with FakeLLMServer(responder=lambda body: answer["n.0"]) as server:
+        for on in (True, False, "plain"):
+            if on == "plain":
+                crate("u64", "n", str)
+                answer["n.0"] = "```rust\npub fn double(n: u64) -> u64 {\n    n + 2\n}\n```"
             config = tmp_path / f"synth-{on}.toml"
             config.write_text(
                 f'[run]\nout = "run-{on}"\ncache_dir = "cache-{on}"\n\n[[sources]]\npath = "twice"\nlang = "rust"\n\n'
                 f'[budget]\nmax_spend_usd = 1.0\n\n[models.writer]\nprovider = "openai"\nmodel = "gpt-4o-mini"\n'
                 f'base_url = "{server.base_url}/v1"\n\n[lanes.doclane]\nenabled = true\n\n'
                 f'[lanes.rft]\nenabled = true\nmodel = "writer"\nk = 1\nfamilies = ["codegen"]\n'
-                f'crate_tests = {str(on).lower()}\n\n[tasks]\nenabled = false  # no crate held out: the one crate is sampled\n')
+                f'crate_tests = {str(on is True).lower()}\n\n[tasks]\nenabled = false  # no crate held out: the one crate is sampled\n')
             summary = run_pipeline(load_config(config, LANES))
             assert summary.lanes["rft"]["items"] == 1, summary.lanes
             path = tmp_path / f"run-{on}" / "rows" / "rft.jsonl.zst"
             kept[on] = read_rows(path) if path.exists() else []
-    assert kept[True] == [] and len(kept[False]) == 1 and "n + 2" in kept[False][0]["response"]
+    assert kept[True] == [] and len(kept[False]) == 1 and "n.0 + 2" in kept[False][0]["response"]
+    assert kept["plain"] == []  # without crate tests: the reference's values tell
