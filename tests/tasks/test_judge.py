@@ -240,6 +240,11 @@ def test_a_body_that_gives_back_a_made_up_value_is_hollow_where_the_reference_do
     assert pretending("fn len(&self) -> usize {\n    Default::default()\n}", "fn len(&self) -> usize {\n    0\n}") == ""
     assert pretending("fn kind() -> Kind {\n    First\n}", "fn kind() -> Kind {\n    Kind::First\n}") == ""
     assert pretending("fn f(&self) -> Option<u8> {\n    None\n}", "fn f(&self) -> Option<u8> {\n    self.0.first().copied()\n}")
+    # a value made from nothing is no default, even where the reference gives back one (aho-corasick's
+    # `FinderBuilder::new() { FinderBuilder::default() }`)
+    new = "pub fn new() -> Finder {\n    Finder::default()\n}"
+    assert pretending("pub fn new() -> Finder {\n    unsafe { std::mem::zeroed() }\n}", new) != ""
+    assert pretending("pub fn new() -> Finder {\n    Default::default()\n}", new) == ""
 
 
 def test_a_repair_that_changes_visibility_or_safety_changes_the_signature(rust_oracle, crate, crate_oracle):

@@ -38,6 +38,8 @@ DIVERGING_CALLS = ("process::abort", "process::exit", "panic::panic_any", "panic
 BARE_DIVERGING = frozenset({"unreachable_unchecked", "panic_any", "resume_unwind"})  # imported: no other meaning
 # values made from nothing (`unsafe { std::mem::zeroed() }` compiles as a value of any type)
 FROM_NOTHING = ("mem::zeroed", "mem::uninitialized")
+# made from nothing (`_from_nothing`): no answer may add one, as none may add a `todo!()`
+MADE_FROM_NOTHING = frozenset({*(f"{name}()" for name in FROM_NOTHING), "assume_init()"})
 WAYS_OUT = frozenset({"break_expression", "return_expression", "try_expression"})  # what ends a `loop`
 ASSERTS = frozenset({"assert", "debug_assert"})  # `assert!(false)` panics as `panic!()` does
 UNWRAPS = frozenset({"unwrap", "expect"})  # on `None` or `Err(..)`, a panic
@@ -93,9 +95,9 @@ def read(code: str, own: frozenset[str] = frozenset()) -> Reading:
 
 def pretending(code: str, reference: str, repair: bool = False, own: frozenset[str] = frozenset()) -> str:
     """Why a Rust answer only pretends ('' when it does not): its first hollow function, an
-    attribute of its own that hides code or lints, a `todo!`/`unimplemented!` the reference does
-    not have (anywhere: a match arm `_ => todo!()` compiles too), and for a repair, any other way
-    to diverge or value made from nothing the original does not have (the case it handled given
+    attribute of its own that hides code or lints, a `todo!`/`unimplemented!` or a value made from
+    nothing (`mem::zeroed()`) the reference does not have (anywhere: a match arm `_ => todo!()`
+    compiles too), and for a repair, any other way to diverge the original does not have (the case it handled given
     up, or a value it needed never made: `f(std::process::abort())`, `f(unsafe { mem::zeroed() })`).
     `own`: the functions of the task's code that never return (`never_returning`)."""
     mine, original = read(code, own), read(reference, own)
@@ -103,7 +105,7 @@ def pretending(code: str, reference: str, repair: bool = False, own: frozenset[s
     if own:
         return f"adds {sorted(own)[0]} of its own"
     added = mine.stand_ins - original.stand_ins
-    unwritten = sorted(way for way in added if way in UNWRITTEN or repair)
+    unwritten = sorted(way for way in added if way in UNWRITTEN or way in MADE_FROM_NOTHING or repair)
     if unwritten:
         return f"adds {unwritten[0]} where the original has none"
     allowed = {b.name: b for b in original.bodies}
