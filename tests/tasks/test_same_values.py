@@ -31,7 +31,7 @@ def test_only_functions_of_plain_values_get_them():
         assert same_value_tests(other, "s") is None, other
     assert same_value_tests(REFERENCE, "s") == same_value_tests(REFERENCE, "s")  # seeded: the same text
     many = "pub fn f(a: u64, b: &str, c: char) -> usize {\n    a as usize + b.len() + c.len_utf8()\n}"
-    assert same_value_tests(many, "s").count("if want ==") == 96  # a seeded choice of 9 * 12 * 7 inputs
+    assert same_value_tests(many, "s").count("let want =") == 96  # a seeded choice of 9 * 12 * 7 inputs
     bounded = "pub fn f(a: u8) -> bool {\n    a > 200 && a < 0x1_00\n}"  # 256: no u8
     assert [v for v in values_of("u8", (200, 256)) if v not in values_of("u8")] == ["199", "200", "201"]
     assert "f(201)" in same_value_tests(bounded, "s")
@@ -83,3 +83,19 @@ def test_both_the_crates_tests_and_the_references_values_must_pass(rust_oracle, 
     got = Judge({"rust": rust_oracle}, crate_tests=build_oracle("cargo")).judge(tasks, [f"```rust\n{wrong}\n```"])[0]
     assert got.solved and got.tests == 0.0 and not got.passed
     assert Judge({"rust": rust_oracle}, crate_tests=build_oracle("cargo")).judge(tasks, [f"```rust\n{REFERENCE}\n```"])[0].passed
+
+
+def test_an_input_where_the_reference_panics_is_not_compared(rust_oracle):
+    """A task's file may leave other functions' bodies out (`todo!()`): where the reference calls
+    one it panics, and an answer that does that work itself is no wrong answer. A reference that
+    panics on every input gets no tests."""
+    stub = "fn big(n: u32) -> u32 {\n    todo!()\n}\n\n"
+    some = "pub fn capped_sum(a: u32, b: u32) -> u32 {\n    if a > 50 {\n        big(a)\n    } else {\n        a + b\n    }\n}"
+    every = "pub fn capped_sum(a: u32, b: u32) -> u32 {\n    big(a) + b\n}"
+    tasks = [task(some).model_copy(update={"context": stub, "before": stub}),
+             task(every).model_copy(update={"context": stub, "before": stub})]
+    assert with_same_value_tests(tasks, rust_oracle) == 1 and tasks[0].tests and tasks[1].tests == ""
+    inlined = some.replace("big(a)", "a * 2")  # its own work where the file has none
+    wrong = some.replace("a + b\n", "a + b + 1\n")
+    got = Judge({"rust": rust_oracle}).judge([tasks[0]] * 2, [f"```rust\n{a}\n```" for a in (inlined, wrong)])
+    assert got[0].passed and not got[1].passed and got[1].tests == 0.0
