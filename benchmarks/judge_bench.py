@@ -23,6 +23,7 @@ diverges where the reference only diverges too, and for wrong values, which no r
 can tell, where the tests do not reach)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from benchmarks.loop_commands import PROFILE
@@ -194,8 +195,6 @@ def both_diverge(task, answer: str) -> bool:
     """The reference only diverges (compiler_builtins' `fn zero_div() -> ! { zero_div_fn() }`) and
     so does the answer (as read, or because it returns `!` as the reference does and compiles): the
     judge lets a body diverge where its original does, and it is no fooling."""
-    import re
-
     from synth.tasks.judge import own_never_returning
     from synth.tasks.judge.hollow import read
     own = own_never_returning(task)

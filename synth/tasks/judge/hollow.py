@@ -97,8 +97,8 @@ def pretending(code: str, reference: str, repair: bool = False, own: frozenset[s
     """Why a Rust answer only pretends ('' when it does not): its first hollow function, an
     attribute of its own that hides code or lints, a `todo!`/`unimplemented!` or a value made from
     nothing (`mem::zeroed()`) the reference does not have (anywhere: a match arm `_ => todo!()`
-    compiles too), and for a repair, any other way to diverge the original does not have (the case it handled given
-    up, or a value it needed never made: `f(std::process::abort())`, `f(unsafe { mem::zeroed() })`).
+    compiles too), and for a repair, any other way to diverge the original does not have (the case
+    it handled given up: `f(std::process::abort())`).
     `own`: the functions of the task's code that never return (`never_returning`)."""
     mine, original = read(code, own), read(reference, own)
     own = mine.attributes - original.attributes

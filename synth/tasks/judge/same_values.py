@@ -36,12 +36,10 @@ VALUES = {
     "&Vec<u8>": tuple(f"&{b}.to_vec()" for b in BYTES),
 }
 LIFETIME = re.compile(r"'[A-Za-z_]\w*\s*")
+BITS = {"8": 8, "16": 16, "32": 32, "64": 64, "128": 128, "size": 64}  # an integer type's width, by its suffix
+INTEGER = re.compile(r"^(?:0x[0-9a-fA-F_]+|\d[\d_]*)")
 ALLOWED = "#![allow(unused_imports, dead_code, unused_variables, unused_mut, unused_parens, non_snake_case, " \
           "unreachable_code, deprecated, private_interfaces)]"
-
-
-BITS = {"8": 8, "16": 16, "32": 32, "64": 64, "128": 128, "size": 64}
-INTEGER = re.compile(r"^(?:0x[0-9a-fA-F_]+|\d[\d_]*)")
 
 
 def values_of(kind: str, literals: tuple[int, ...] = ()) -> tuple[str, ...] | None:
@@ -155,8 +153,8 @@ def with_same_value_tests(tasks: list, oracle) -> int:
     verdicts = oracle.test([Candidate.of(t.source(t.reference, with_tests=True)) for _, t in wanted]) if wanted else []
     given = 0
     for (i, task), verdict in zip(wanted, verdicts):
-        result = verdict.tests
-        if verdict.passed and result and result.total and result.passed == result.total and not result.timed_out:
+        result = verdict.tests  # `ok`: ran in time, at least one test, none failed
+        if verdict.passed and result is not None and result.ok and result.passed == result.total:
             tasks[i] = task
             given += 1
     return given
