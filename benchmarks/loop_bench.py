@@ -200,6 +200,7 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
             out["after_compiler"] = after_compiler(evals, family, seed)
             out["by_operator"] = by_operator(models, family)
             out["by_compiler_solvable"] = by_compiler_solvable(models, family)
+            out["by_unseen_literals"] = by_unseen_literals(models, family)
             out["old_operators"] = rates_on(models, family, lambda t, p: p.get("operator") in OLD_OPERATORS)
         families[family] = out
     if "selfrepair_base" in evals:
@@ -264,6 +265,7 @@ def after_compiler(evals: dict, family: str, seed: int) -> dict:
     out = {"first": FIRST, "best_free": _rate(evals[FIRST], family), "sft": _rate(sft, family),
            "grpo": _rate(grpo, family), "sft_vs_best_free": paired(evals[FIRST], sft, family, seed),
            "grpo_vs_best_free": paired(evals[FIRST], grpo, family, seed), "beyond_compiler": beyond,
+           "by_unseen_literals": by_unseen_literals(named, family),
            "turns": {"sft": sft["families"][family].get("turns"), "grpo": grpo["families"][family].get("turns")}}
     if picked:  # the SFT model sampled PICKED times a task, the compiler picking (one answer counted)
         out["sft_picked"] = {"samples": PICKED, "rate": _rate(picked, family),
@@ -283,6 +285,21 @@ def by_compiler_solvable(models: dict, family: str) -> dict:
     """The rates on the tasks whose row the synthesis marked solvable by the compiler's help, and the others."""
     return {str(flag).lower(): rates_on(models, family, lambda t, p, flag=flag: p.get("compiler_solvable") is flag)
             for flag in (True, False)}
+
+
+def by_unseen_literals(models: dict, family: str) -> dict:
+    """The rates where every value the fix needs is in the prompt's code (`in_sight`) and where one
+    is not (`unseen`: a repairer can only guess it; synth/mutate/unseen.py), on all the tasks and
+    on those the compiler's help (best_free) fails."""
+    fixed = {t for t, p in models["best_free"]["per_task"].items() if p[FIXED]}
+    others = {k: v for k, v in models.items() if k != "best_free"}
+    out = {}
+    for name, unseen in (("in_sight", False), ("unseen", True)):
+        chosen = {t for t, p in models["base"]["per_task"].items()
+                  if p.get("unseen_literals") is not None and bool(p["unseen_literals"]) is unseen}
+        out[name] = {**rates_on(models, family, lambda t, p, chosen=chosen: t in chosen),
+                     "beyond_compiler": rates_on(others, family, lambda t, p, chosen=chosen: t in chosen and t not in fixed)}
+    return out
 
 
 def rates_on(models: dict, family: str, keep) -> dict:

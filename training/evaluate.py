@@ -197,7 +197,8 @@ def task_result(task: Task, completions: list[str], outcomes: list[Outcome], k: 
     if task.family == "repair":
         result["exact"] = sum(o.exact for o in outcomes) / n
         result["deleted"] = sum(o.deleted for o in outcomes) / n
-        result.update(operator=task.operator, compiler_solvable=task.compiler_solvable)
+        result.update(operator=task.operator, compiler_solvable=task.compiler_solvable,
+                      unseen_literals=None if task.unseen_literals is None else len(task.unseen_literals))
     return result
 
 

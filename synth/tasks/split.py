@@ -16,6 +16,7 @@ from pathlib import Path
 
 from synth.assemble.answers import LeakedSplit, answer_hash
 from synth.assemble.mix import unit
+from synth.mutate.unseen import unseen_literals
 from synth.tasks.completion import definition_of
 from synth.tasks.judge.same_values import with_same_value_tests
 from synth.rows.held import HeldRow
@@ -73,7 +74,8 @@ def repair_task(row: dict, roots: dict[str, str] | None = None) -> Task | None:
               "must_define": [] if row.get("kind") == "impl" else [definition_of(row.get("kind", ""), row.get("name", ""))],
               "group": row_group(row), "crate": row.get("crate", ""), "declaration": declaration_of(row),
               "reference": fixed, "broken": broken, "signature": row["signature"], "kind": row.get("kind", ""),
-              "operator": row.get("operator", ""), "compiler_solvable": row.get("compiler_solvable")}
+              "operator": row.get("operator", ""), "compiler_solvable": row.get("compiler_solvable"),
+              "unseen_literals": unseen_literals(broken, fixed, row["prompt"])}
     verification = row.get("verification") or {}
     if verification.get("scope") == "crate":
         recipe = verification.get("crate") or {}
