@@ -45,6 +45,8 @@ def unseen_literals(broken: str, reference: str, prompt: str) -> list[str]:
     number where it is a literal's value there or a number in a comment. Sorted."""
     code = shown_code(prompt)
     numbers = {inner(lit) for lit in literals(code)} | set(NUMBER.findall(" ".join(re.findall(r"//.*", code))))
-    said = lambda lit: (inner(lit) in numbers if lit[0].isdigit()  # noqa: E731
-                        else not inner(lit) or inner(lit).lower() in code.lower())
+
+    def said(lit: str) -> bool:
+        value = inner(lit)
+        return value in numbers if lit[0].isdigit() else not value or value.lower() in code.lower()
     return sorted(lit for lit in literals(reference) - literals(broken) if not said(lit))

@@ -75,7 +75,7 @@ def repair_task(row: dict, roots: dict[str, str] | None = None) -> Task | None:
               "group": row_group(row), "crate": row.get("crate", ""), "declaration": declaration_of(row),
               "reference": fixed, "broken": broken, "signature": row["signature"], "kind": row.get("kind", ""),
               "operator": row.get("operator", ""), "compiler_solvable": row.get("compiler_solvable"),
-              "unseen_literals": unseen_literals(broken, fixed, row["prompt"])}
+              "unseen_literals": unseen_literals(broken, fixed, row["prompt"]) if row["lang"] == "rust" else None}
     verification = row.get("verification") or {}
     if verification.get("scope") == "crate":
         recipe = verification.get("crate") or {}

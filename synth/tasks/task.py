@@ -58,7 +58,7 @@ class Task(BaseModel):
     kind: str = ""  # the declaration's kind (fn, method, impl): where a signature probe goes
     operator: str = ""  # the mutation operator that broke it
     compiler_solvable: bool | None = None  # the compiler's help alone fixes it (synth/tasks/baselines/); None: not known
-    # values the fix needs that no code of the prompt says, a repairer can only guess (synth/mutate/unseen.py); None: not known
+    # Rust: values the fix needs that no code of the prompt says, only guessed (synth/mutate/unseen.py); None: not known
     unseen_literals: list[str] | None = None
     in_crate: CrateSpot | None = None  # verified in a copy of its crate instead
     # verified standalone: where the declaration sits in its crate all the same (its tests run there)
