@@ -244,10 +244,12 @@ def where_fails(baseline: dict, model: dict, family: str) -> dict:
     return {"tasks": len(mine), "model_rate": round(sum(mine) / len(mine), 4) if mine else None}
 
 
-def beyond_compiler(models: dict, family: str) -> dict:
-    """Each model's rate on the held-out tasks the compiler's help (best_free) does not fix."""
+def beyond_compiler(models: dict, family: str, keep=lambda t, p: True) -> dict:
+    """Each model's rate on the held-out tasks the compiler's help (best_free) does not fix (of
+    those `keep(task_id, per_task)` selects)."""
     fixed = {t for t, p in models["best_free"]["per_task"].items() if p[FIXED]}
-    out = rates_on({k: v for k, v in models.items() if k != "best_free"}, family, lambda t, p: t not in fixed)
+    out = rates_on({k: v for k, v in models.items() if k != "best_free"}, family,
+                   lambda t, p: t not in fixed and keep(t, p))
     return {"tasks": out.pop("tasks"), **out}
 
 
@@ -291,14 +293,12 @@ def by_unseen_literals(models: dict, family: str) -> dict:
     """The rates where every value the fix needs is in the prompt's code (`in_sight`) and where one
     is not (`unseen`: a repairer can only guess it; synth/mutate/unseen.py), on all the tasks and
     on those the compiler's help (best_free) fails."""
-    fixed = {t for t, p in models["best_free"]["per_task"].items() if p[FIXED]}
-    others = {k: v for k, v in models.items() if k != "best_free"}
     out = {}
     for name, unseen in (("in_sight", False), ("unseen", True)):
         chosen = {t for t, p in models["base"]["per_task"].items()
                   if p.get("unseen_literals") is not None and bool(p["unseen_literals"]) is unseen}
         out[name] = {**rates_on(models, family, lambda t, p, chosen=chosen: t in chosen),
-                     "beyond_compiler": rates_on(others, family, lambda t, p, chosen=chosen: t in chosen and t not in fixed)}
+                     "beyond_compiler": beyond_compiler(models, family, lambda t, p, chosen=chosen: t in chosen)}
     return out
 
 
