@@ -16,15 +16,27 @@ NUMBERS = ("integer_literal", "float_literal")
 CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
 QUOTES = re.compile(r"^[bcr]*#*[\"']|[\"']#*$")
 NUMBER = re.compile(r"\b\d[\w.]*")
+COMMENTS = ("line_comment", "block_comment")
 
 
 def literals(code: str) -> Counter:
     """The literal tokens of Rust code, as written (tree-sitter reads fragments with errors too);
     a tuple field's index (`self.0`) is a name, not a value."""
-    tree = rust_parser().parse(code.encode())
-    return Counter(n.text.decode() for n in walk(tree.root_node) if n.type in TEXTS + NUMBERS
-                   and not (n.parent is not None and n.parent.type == "field_expression"
-                            and n.parent.child_by_field_name("field") == n))
+    return Counter(_literal_nodes(rust_parser().parse(code.encode()).root_node))
+
+
+def _literal_nodes(root) -> list[str]:
+    return [n.text.decode() for n in walk(root) if n.type in TEXTS + NUMBERS
+            and not (n.parent is not None and n.parent.type == "field_expression"
+                     and n.parent.child_by_field_name("field") == n)]
+
+
+def said_numbers(code: str) -> set[str]:
+    """The numbers `code` says: its literals' values and the numbers in its comments (`//`, `///`
+    and `/* */` alike, read from the parse: a `//` inside a string is no comment)."""
+    root = rust_parser().parse(code.encode()).root_node
+    comments = " ".join(n.text.decode() for n in walk(root) if n.type in COMMENTS)
+    return {inner(lit) for lit in _literal_nodes(root)} | set(NUMBER.findall(comments))
 
 
 def inner(literal: str) -> str:
@@ -44,7 +56,7 @@ def unseen_literals(broken: str, reference: str, prompt: str) -> list[str]:
     a text is said where it appears anywhere in that code (a comment, another literal; any case), a
     number where it is a literal's value there or a number in a comment. Sorted."""
     code = shown_code(prompt)
-    numbers = {inner(lit) for lit in literals(code)} | set(NUMBER.findall(" ".join(re.findall(r"//.*", code))))
+    numbers = said_numbers(code)
 
     def said(lit: str) -> bool:
         value = inner(lit)

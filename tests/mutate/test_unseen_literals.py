@@ -26,6 +26,9 @@ def test_a_value_no_code_of_the_prompt_says_is_unseen():
     assert unseen_literals(broken, fixed, prompt("/// Warns with -WEXTRA, 3 times", broken)) == []
     # rustc's prose and positions are not code: "line 3" says no 3
     assert unseen_literals(broken, fixed, prompt("/// Warns with -wextra", broken)) == ["3"]
+    # comments as the parse reads them: a block comment says its numbers, a `//` inside a string is none
+    assert unseen_literals(broken, fixed, prompt("/* -Wextra, at most 3 */", broken)) == []
+    assert unseen_literals(broken, fixed, prompt('const URL: &str = "http://-wextra 3";', broken)) == ["3"]
     # a value given in the wrong type is in sight; a tuple field's index is a name; a rename adds none
     assert unseen_literals('fn f() { g("0") }', "fn f() { g(0) }", prompt("", 'fn f() { g("0") }')) == []
     assert unseen_literals("fn f(&self) -> u8 { }", "fn f(&self) -> u8 { self.0 }", prompt("", "")) == []
