@@ -70,7 +70,23 @@ def data_figures(run: Path, data: dict) -> dict:
             "rl_by_family": by(tasks["rl"], lambda t: t["family"]),
             "heldout_crates": sorted({t["crate"] for t in tasks["heldout"]}),
             "training_crates": sorted({r.get("crate") for r in rows if r.get("crate")}),
+            "over_token_limits": {path.stem: window_figures([json.loads(line) for line in path.read_text().splitlines()])
+                                  for path in sorted((run / "rejected").glob("*.jsonl"))},
             "stages": data.get("stages"), "notes": data.get("notes")}
+
+
+def window_figures(rejections: list[dict]) -> dict:
+    """What [tokens] turned away in one lane: whole declarations (their shortest prompt is over)
+    and single rows, over by the prompt or by the answer, the median prompt of those over, and how
+    many would fit with the prompt limit 2x and 4x: the window, not the crates, bounds the rows."""
+    from synth.settings.fit import TOO_LONG, Fit
+    over = [(r, Fit.measured(r["reason"])) for r in rejections if r["kind"] == TOO_LONG]
+    prompts = sorted(n for _, (part, n, _) in over if part == "prompt")
+    limit = next((cap for _, (part, _, cap) in over if part == "prompt"), 0)
+    return {"rejected": len(over), "declarations": sum(1 for r, _ in over if "row_id" not in r),
+            "rows": sum(1 for r, _ in over if "row_id" in r), "by_answer": len(over) - len(prompts),
+            "prompt_median": prompts[len(prompts) // 2] if prompts else None,
+            "fit_at_prompt_limit": {f"{k}x": sum(1 for n in prompts if n <= k * limit) for k in (2, 4)}}
 
 
 def turn_gain(result: dict, family: str, seed: int) -> dict | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from pathlib import Path
 
 from oracles.errors import MissingInput
@@ -14,6 +15,7 @@ from synth.settings.strict import Strict
 from pydantic import Field
 
 TOO_LONG = "over the token limits"  # the kind of the rejections `Fit.over` gives the reason of
+_REASON = re.compile(rf"{TOO_LONG}: (prompt|answer) (\d+) > (\d+)")
 
 
 class TokenSettings(Strict):
@@ -54,6 +56,12 @@ class Fit:
         if answer is not None and self.limits.max_answer and (n := self.count(answer)) > self.limits.max_answer:
             return f"{TOO_LONG}: answer {n} > {self.limits.max_answer}"
         return None
+
+    @staticmethod
+    def measured(reason: str) -> tuple[str, int, int] | None:
+        """What an `over` reason says: ("prompt" or "answer", its tokens, the limit); None for another."""
+        found = _REASON.fullmatch(reason)
+        return (found[1], int(found[2]), int(found[3])) if found else None
 
     @property
     def fingerprint(self) -> list:

@@ -137,7 +137,7 @@ def test_tasks_from_real_repair_rows_pass_on_their_reference_and_fail_unchanged(
 def test_rows_over_the_token_limits_are_rejected_before_any_compile(tmp_path):
     from oracles.rustc.oracle import RustOracle
     from oracles.settings import OracleSettings
-    from synth.settings.fit import Fit, TokenSettings
+    from synth.settings.fit import TOO_LONG, Fit, TokenSettings
 
     (tmp_path / "lib.rs").write_text(CONTEXT + ORIGINAL + "\n\npub fn one() -> u32 {\n    let n = 1;\n    n\n}\n")
     decls = extract_paths([str(tmp_path)], ExtractOptions(jobs=1)).declarations
@@ -151,6 +151,23 @@ def test_rows_over_the_token_limits_are_rejected_before_any_compile(tmp_path):
     # `total` and its mutants were never compiled: only `one` and its mutants were
     mutants_of_total = sum(1 for r in everything.rows if "total" in r.response)
     assert limited.stats.candidates_compiled <= unlimited.stats.candidates_compiled - 1 - mutants_of_total
+    # the loop reports what the window turned away, read back from the rejections as the run writes them
+    from benchmarks.loop_commands import window_figures
+    prompt_cap = Fit(TokenSettings(max_prompt=60))
+    capped = repair_rows(decls, RustOracle(OracleSettings()), config, fit=prompt_cap)
+    longest = max(prompt_cap.count(r.prompt) for r in everything.rows)
+    figures = window_figures([r.to_json() for r in capped.rejected])
+    assert figures["rejected"] == figures["declarations"] + figures["rows"] > 0 and figures["by_answer"] == 0
+    assert 60 < figures["prompt_median"] <= longest
+    made = [{"kind": TOO_LONG, "reason": f"{TOO_LONG}: prompt {n} > 60"} for n in (100, 130, 300)]
+    made.append({"kind": TOO_LONG, "reason": f"{TOO_LONG}: answer 50 > 20", "row_id": "r"})
+    assert window_figures(made + [{"kind": "equivalent mutant", "reason": "same"}]) == {
+        "rejected": 4, "declarations": 3, "rows": 1, "by_answer": 1, "prompt_median": 130,
+        "fit_at_prompt_limit": {"2x": 1, "4x": 2}}
+    assert figures["fit_at_prompt_limit"]["4x"] >= figures["fit_at_prompt_limit"]["2x"] >= 1
+    assert window_figures([r.to_json() for r in fitting.rejected]) == {
+        "rejected": 1, "declarations": 1, "rows": 0, "by_answer": 1, "prompt_median": None,
+        "fit_at_prompt_limit": {"2x": 0, "4x": 0}}
 
 
 def test_rows_say_whether_the_compilers_help_fixes_them_and_the_cap_holds(tmp_path, rust_oracle):
