@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from synth.rows.jsonl import read_jsonl
 from synth.rows.rowfile import existing_rows, read_rows
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,7 +71,7 @@ def data_figures(run: Path, data: dict) -> dict:
             "rl_by_family": by(tasks["rl"], lambda t: t["family"]),
             "heldout_crates": sorted({t["crate"] for t in tasks["heldout"]}),
             "training_crates": sorted({r.get("crate") for r in rows if r.get("crate")}),
-            "over_token_limits": {path.stem: window_figures([json.loads(line) for line in path.read_text().splitlines()])
+            "over_token_limits": {path.stem: window_figures(read_jsonl(path))
                                   for path in sorted((run / "rejected").glob("*.jsonl"))},
             "stages": data.get("stages"), "notes": data.get("notes")}
 
