@@ -16,6 +16,8 @@ compiler's help (best_free) on the same tasks beside.
   (benchmarks/mens_rows.py: the same declarations, its 4 textual mutations); evaluated on the
   held-out tasks of the other operators (EVAL_OPERATORS), which neither arm trained on (not
   `two_errors`, whose edits are the first set's too).
+- mens (ablate_mens below): the SFT on audit-style error-correction rows in place of synth's
+  repair rows, as many, for as many steps.
 - reward (ablate_reward below): GRPO from the loop's SFT model on the layered
   reward and on the binary one, both trained here for the same `--rl-steps`."""
 from __future__ import annotations
@@ -24,7 +26,7 @@ import json
 import random
 from pathlib import Path
 
-from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, with_selfrepair
+from benchmarks.loop_commands import CONFIG, PROFILE, Loop, family_rates, paired, with_selfrepair
 from benchmarks.mens_rows import audit_row
 from synth.mutate.repair import EQUIVALENT, ORIGINAL_FAILS
 from synth.rows.rowfile import existing_rows, read_rows
@@ -221,6 +223,21 @@ def bench(args) -> dict:
         result["reward_tiers"] = ablate_reward(loop, evals, str(run / "sft" / "merged"), args.rl_steps,
                                                selfrepair if "selfrepair_sft" in evals else None, args.seed)
     return {**result, "seconds": {**loop.seconds, "total": round(sum(loop.seconds.values()), 1)}}
+
+
+def ablate_mens(loop: Loop, evals: dict, sft_steps: int | None, seed: int) -> dict:
+    """The same SFT on audit-style error-correction rows instead of synth's repair rows, both
+    evaluated on the held-out repair tasks."""
+    from benchmarks.mens_rows import write_mens_snapshot
+    made = write_mens_snapshot(loop.out, loop.out / "mens", seed)
+    steps = ["--max-steps", str(sft_steps)] if sft_steps else []
+    if loop.train("mens_sft", "sft", loop.out / "mens_sft", "--data", loop.out / "mens", *steps) != 0:
+        raise RuntimeError("synth train sft on the audit-style rows failed")
+    mens = loop.eval("eval_mens", "mens_sft", "--model", loop.out / "mens_sft" / "merged", "--family", "repair")
+    return {"rows": made, "repair_after_synth_rows": evals["sft"]["families"]["repair"]["compile_rate"],
+            "repair_after_mens_rows": mens["families"]["repair"]["compile_rate"],
+            "synth_vs_mens": paired(mens, evals["sft"], "repair", seed),
+            "mens": family_rates(mens, "repair")}
 
 
 REWARD_ARMS = {"binary": (), "layered": ("--reward", "compile=0", "--reward", "tests=0", "--reward", "layered=1")}

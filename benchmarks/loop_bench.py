@@ -12,8 +12,9 @@ A thin driver over the commands a user runs (examples/loop/: the config and the 
     synth eval --model SFT --baseline base.json
     synth eval --model SFT --after best_free --family repair
                                                             the compiler's help first, the model on what it leaves
-    synth eval --model SFT --after best_free --family repair --samples 8 --pick compiled --turns 1
+    synth eval --model SFT --after best_free --family repair --samples 8 --pick compiled --turns 1 [--draws N]
                                                             and the model sampled 8 times, rustc picking one
+                                                            (drawn N times with `synth bench loop --draws N`)
     synth selfrepair --answers base=... --answers sft=...  the two models' rejected codegen answers as tasks
     synth eval --tasks RUN/tasks/selfrepair.jsonl --turns 1 (base, SFT, GRPO; and --answers best_free): repairing real mistakes
     synth train grpo --model SFT                            GRPO, the compiler as reward
@@ -30,7 +31,8 @@ import json
 import shutil
 from pathlib import Path
 
-from benchmarks.loop_commands import CONFIG, PROFILE, Loop, paired, turn_gain, with_selfrepair
+from benchmarks.loop_commands import (CONFIG, PROFILE, Loop, draws_figures, family_rates, paired, turn_gain,
+                                      with_selfrepair)
 
 RATES = ("compile_rate", "pass_at_1")
 COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words", "best_free")
@@ -47,7 +49,7 @@ OLD_OPERATORS = ("unresolved_name", "return_type_mismatch", "argument_count", "u
 
 def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: int | None = None,
                    grpo_steps: int | None = None, threads: int | None = None, ablate: tuple[str, ...] = (),
-                   seed: int = 0, rounds: int = 1) -> dict:
+                   seed: int = 0, rounds: int = 1, draws: int = 1) -> dict:
     from synth.settings.config import load_config
     from synth.lanes import LANES
     from training.base_model import DEFAULT_DIR
@@ -86,8 +88,8 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
             evals["sft_after_free"] = loop.eval("eval_after_free", "sft_after_free", "--model", sft_model,
                                                 "--after", FIRST, "--family", "repair")
             evals["sft_picked_after_free"] = loop.eval("eval_picked", "sft_picked_after_free", "--model", sft_model,
-                                                       "--after", FIRST, "--family", "repair", "--turns", "1",
-                                                       "--samples", str(PICKED), "--pick", "compiled")
+                                                       "--after", FIRST, "--family", "repair", "--turns", "1", "--samples",
+                                                       str(PICKED), "--pick", "compiled", "--draws", str(draws))
         if number == 1:  # the held-out mistakes of the base and round-1 models: every round is measured on them
             selfrepair = selfrepair_tasks(loop, ("base", name))
         if selfrepair is not None:
@@ -121,6 +123,7 @@ def run_loop_bench(config: Path = CONFIG, profile: Path = PROFILE, sft_steps: in
         result["rounds"] = [{k: v for k, v in r.items() if k != "eval"} for r in history]
         result["round2_vs_round1"] = history[1]["vs_previous_round"]
     if "mens" in ablate:
+        from benchmarks.ablations import ablate_mens
         result["ablation"] = ablate_mens(loop, evals, sft_steps, seed)
     if "reward" in ablate:
         from benchmarks.ablations import ablate_reward
@@ -160,7 +163,7 @@ def round_figures(number: int, data: dict, result: dict, previous: dict | None, 
     rft = (data.get("stages") or {}).get("rft") or {}
     out = {"round": number, "rft": rft.get("by_family") if number > 1 else None,
            "rft_rows": rft.get("rows") if number > 1 else 0,
-           "heldout": {family: _rates(result, family) for family in result["families"]}, "eval": result}
+           "heldout": {family: family_rates(result, family) for family in result["families"]}, "eval": result}
     if previous is not None:
         out["vs_previous_round"] = {family: paired(previous, result, family, seed) for family in result["families"]}
     return out
@@ -174,8 +177,8 @@ def summary(evals: dict, data: dict, loop: Loop, grpo_ok: bool, grpo_manifest: d
     for family in ("codegen", "repair"):
         if family not in evals["base"]["families"]:
             continue
-        rates = {name: _rates(evals[name], family) for name in ("base", "sft")}
-        rates["grpo"] = _rates(grpo, family)
+        rates = {name: family_rates(evals[name], family) for name in ("base", "sft")}
+        rates["grpo"] = family_rates(grpo, family)
         out = {"heldout_tasks": evals["base"]["families"][family]["tasks"], **rates,
                "sft_vs_base": paired(evals["base"], evals["sft"], family, seed),
                "grpo_vs_sft": paired(evals["sft"], grpo, family, seed)}
@@ -228,7 +231,7 @@ def selfrepair_figures(evals: dict, tasks_path: Path, seed: int) -> dict:
     names = sorted({name for m in makers.values() for name in m})
     out = {"heldout_tasks": named["base"]["families"].get("selfrepair", {}).get("tasks", 0),
            "made_by": {name: sum(name in m for m in makers.values()) for name in names},
-           **{name: _rates(r, "selfrepair") for name, r in named.items()},
+           **{name: family_rates(r, "selfrepair") for name, r in named.items()},
            "sft_vs_base": paired(named["base"], named["sft"], "selfrepair", seed),
            "grpo_vs_sft": paired(named["sft"], named["grpo"], "selfrepair", seed),
            "best_free": _rate(evals["selfrepair_best_free"], "selfrepair") if "selfrepair_best_free" in evals else None}
@@ -274,6 +277,8 @@ def after_compiler(evals: dict, family: str, seed: int) -> dict:
                              "any_sample_rate": picked["families"][family].get("any_sample_rate"),
                              "vs_best_free": paired(evals[FIRST], picked, family, seed),
                              "vs_sft_greedy": paired(sft, picked, family, seed)}
+        if "draw_results" in picked:  # the pick drawn again (`--draws`): each draw, and their means
+            out["sft_picked"]["draws"] = draws_figures(evals[FIRST], [picked, *picked["draw_results"]], family, seed)
     return out
 
 
@@ -313,29 +318,6 @@ def rates_on(models: dict, family: str, keep) -> dict:
     return out
 
 
-def ablate_mens(loop: Loop, evals: dict, sft_steps: int | None, seed: int) -> dict:
-    """The same SFT on audit-style error-correction rows instead of synth's repair rows, both
-    evaluated on the held-out repair tasks."""
-    from benchmarks.mens_rows import write_mens_snapshot
-    made = write_mens_snapshot(loop.out, loop.out / "mens", seed)
-    steps = ["--max-steps", str(sft_steps)] if sft_steps else []
-    if loop.train("mens_sft", "sft", loop.out / "mens_sft", "--data", loop.out / "mens", *steps) != 0:
-        raise RuntimeError("synth train sft on the audit-style rows failed")
-    mens = loop.eval("eval_mens", "mens_sft", "--model", loop.out / "mens_sft" / "merged", "--family", "repair")
-    return {"rows": made, "repair_after_synth_rows": _rate(evals["sft"], "repair"),
-            "repair_after_mens_rows": _rate(mens, "repair"),
-            "synth_vs_mens": paired(mens, evals["sft"], "repair", seed),
-            "mens": _rates(mens, "repair")}
-
-
-
-def _rates(result: dict, family: str) -> dict:
-    fam = result["families"].get(family, {})
-    keep = ("compile_rate", "pass_at_1", "tests_pass_rate", "tasks_with_tests", "exact_rate", "deleted_rate",
-            "failures", "samples")
-    return {k: fam[k] for k in keep if k in fam}
-
-
 def _rate(result: dict, family: str) -> float | None:
     return result["families"].get(family, {}).get("compile_rate")
 
@@ -347,4 +329,4 @@ def _read(path: Path) -> dict:
 def bench(args) -> dict:
     """`synth bench loop` (its run directory is the loop config's `[run] out`: runs/loop)."""
     return run_loop_bench(seed=args.seed, sft_steps=args.steps, grpo_steps=args.rl_steps, threads=args.jobs,
-                          ablate=args.ablate or (), rounds=args.rounds or 1)
+                          ablate=args.ablate or (), rounds=args.rounds or 1, draws=args.draws or 1)

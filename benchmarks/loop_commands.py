@@ -1,6 +1,6 @@
 """The loop's run directory and its phases, each one a `synth` command as a user runs it, timed
 (benchmarks/loop_bench.py drives them; benchmarks/ablations.py trains and evaluates its arms the same
-way); and the paired difference of two evaluations."""
+way); the paired difference of two evaluations, and of the draws of one."""
 from __future__ import annotations
 
 import json
@@ -53,7 +53,10 @@ class Loop:
                           *(["--baseline", self.out / "eval" / f"{baseline}.json"] if baseline else []))
         if code not in (0, 1):  # 1: the gate says it regressed, which is a result
             raise RuntimeError(f"synth eval ({name}) failed with exit code {code}")
-        return json.loads(path.read_text())
+        result = json.loads(path.read_text())
+        if "draws" in result:  # drawn again (`--draws`): draws 1.. lie beside it
+            result["draw_results"] = [json.loads((path.parent / f).read_text()) for f in result["draws"]["files"][1:]]
+        return result
 
     def train(self, phase: str, stage: str, out: Path, *argv: str) -> int:
         return self.synth(phase, "train", stage, "--profile", self.profile, "--out", out, "--json", *argv)
@@ -115,6 +118,33 @@ def paired(before: dict, after: dict, family: str, seed: int) -> dict:
         gate = compare_results(before, after, settings.bootstrap, settings.confidence, seed, family, key)
         out[rate] = {"delta": round(gate["delta"], 4), "ci95": [round(gate["ci"][0], 4), round(gate["ci"][1], 4)]}
     return out
+
+
+def draws_figures(best_free: dict, draws: list[dict], family: str, seed: int) -> dict:
+    """One sampled evaluation drawn several times (`synth eval --draws`) against the compiler's
+    help: per draw its pass rate, its paired difference with best_free and its rate on the tasks
+    best_free fails (beyond the compiler), and the mean of each over the draws: a bar decided
+    before the draws is read on the means, not on the draw that came out."""
+    fixed = {t for t, p in best_free["per_task"].items() if p["pass@1"]}
+    tasks = [t for t, p in draws[0]["per_task"].items() if p["family"] == family and t not in fixed]
+    each = []
+    for result in draws:
+        beyond = [result["per_task"][t]["pass@1"] for t in tasks]
+        each.append({"pass_at_1": result["families"][family]["pass_at_1"],
+                     "vs_best_free": paired(best_free, result, family, seed)["pass_at_1"],
+                     "beyond_compiler": round(sum(beyond) / len(beyond), 4) if beyond else None})
+    mean = lambda key: round(sum(key(e) for e in each) / len(each), 4)  # noqa: E731
+    return {"draws": len(each), "beyond_compiler_tasks": len(tasks), "each": each,
+            "mean": {"pass_at_1": mean(lambda e: e["pass_at_1"]), "vs_best_free": mean(lambda e: e["vs_best_free"]["delta"]),
+                     "beyond_compiler": mean(lambda e: e["beyond_compiler"] or 0.0)}}
+
+
+def family_rates(result: dict, family: str) -> dict:
+    """The rates of one family an evaluation reports (and its failures and samples)."""
+    fam = result["families"].get(family, {})
+    keep = ("compile_rate", "pass_at_1", "tests_pass_rate", "tasks_with_tests", "exact_rate", "deleted_rate",
+            "failures", "samples")
+    return {k: fam[k] for k in keep if k in fam}
 
 
 def with_selfrepair(heldout: dict, selfrepair: dict | None) -> dict:

@@ -77,6 +77,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                        help="loop: also train the ablation arms (gate, diagnostics, operators; mens: audit-style "
                             "rows in place of synth's repair rows; reward: GRPO on the layered reward beside the "
                             "binary one) and compare; ablate: the arms to run on the run the loop left (default all three)")
+    bench.add_argument("--draws", type=int, help="loop: draws of the picked repairer's samples (`synth eval --draws`), "
+                       "their means beside each draw (1)")
     bench.add_argument("--rl-steps", type=int, help="loop: GRPO steps (the profile's)")
     bench.add_argument("--tasks", help="judge: a tasks JSONL to attack (the loop profile's held-out tasks)")
     bench.add_argument("--crate-tests", action="store_true", help="judge: run the crates' own tests too")
@@ -192,6 +194,9 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
     evaluate.add_argument("--pick", choices=["all", "compiled"], help="all: every sample counts (pass@1, pass@k); "
                           "compiled: rejection sampling, one answer a task, the first sample rustc accepts that is not "
                           "hollow, adds no attribute and defines what was asked (any_sample_rate: a perfect picker)")
+    evaluate.add_argument("--draws", type=int, help="sampled answers: the samples drawn N times, a seed each; draws "
+                          "1.. written beside OUT as OUT.drawN.json, and the rates of all with their mean in `draws` "
+                          "(default: [eval] draws)")
     evaluate.add_argument("--retries", type=int, help="a greedy reply that gives back the broken code it was shown is "
                           "sampled again, up to N replies, the first that changes the code taken (default: [eval] retries)")
     evaluate.add_argument("--crate-tests", action="store_true", default=None,

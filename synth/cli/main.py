@@ -228,17 +228,19 @@ def cmd_train(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from training.evaluate import run_eval
+    from training.evaluation.evaluate import run_eval
     from training.run.profile import load_profile
     if args.turns is not None and args.turns < 1:
         raise UsageError("--turns must be at least 1 (the first answer)")
     if args.retries is not None and args.retries < 0:
         raise UsageError("--retries must be 0 (none) or more")
+    if args.draws is not None and args.draws < 1:
+        raise UsageError("--draws must be at least 1")
     profile = load_profile(args.profile)
     settings = profile.eval.model_copy(update={k: v for k, v in (("decoding", args.decoding), ("shots", args.shots),
                                                                  ("examples", args.examples), ("turns", args.turns),
                                                                  ("dtype", args.dtype), ("pick", args.pick),
-                                                                 ("retries", args.retries),
+                                                                 ("retries", args.retries), ("draws", args.draws),
                                                                  ("crate_tests", args.crate_tests))
                                                    if v is not None})
     if args.samples is not None:  # N sampled answers a task (pass@k for k up to N)
@@ -254,7 +256,8 @@ def cmd_eval(args) -> int:
     gate = result.get("gate") or {}
     print(json.dumps({"summary": result["summary"], "families": {f: {k: v for k, v in r.items() if k != "samples"}
                                                                 for f, r in result["families"].items()},
-                      "gate": gate or None, "out": args.out}, indent=None if args.json else 2))
+                      "gate": gate or None, **({"draws": result["draws"]} if "draws" in result else {}),
+                      "out": args.out}, indent=None if args.json else 2))
     return EXIT_FAILED if any(g["regressed"] for g in gate.values()) else EXIT_OK
 
 

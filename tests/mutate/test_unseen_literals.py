@@ -9,7 +9,7 @@ from synth.mutate.repair import RepairSettings, repair_rows
 from synth.mutate.unseen import unseen_literals
 from synth.tasks.judge import Judge
 from synth.tasks.split import repair_task
-from training.evaluate import evaluate
+from training.evaluation.evaluate import evaluate
 from training.run.profile import EvalSettings
 
 

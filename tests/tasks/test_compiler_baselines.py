@@ -143,7 +143,7 @@ def test_eval_judges_answers_made_elsewhere_and_keeps_every_answer(tmp_path):
 
     from oracles.settings import OracleSettings
     from synth.rows.jsonl import write_jsonl
-    from training.evaluate import answers_path, run_eval
+    from training.evaluation.evaluate import answers_path, run_eval
     from training.run.profile import EvalSettings
 
     tasks = [task(name, *CASES[name]) for name in ("similar local", "mut", "field")]

@@ -100,8 +100,8 @@ def test_a_repair_row_checked_standalone_says_where_it_sits_in_its_crate(rust_or
 def test_the_picker_and_the_model_after_a_baseline_see_the_failed_tests(rust_oracle, tmp_path):
     """A user who has tests runs them: rejection sampling skips a sample that fails them, and a
     baseline's answer that fails them does not stand (the model is asked)."""
-    from training.after_baseline import after_baseline
-    from training.evaluate import evaluate
+    from training.evaluation.after_baseline import after_baseline
+    from training.evaluation.evaluate import evaluate
     from training.run.profile import EvalSettings
 
     t = task(crate(tmp_path / "units"))
@@ -141,7 +141,7 @@ def test_synth_eval_reports_what_the_crate_tests_cost(tmp_path):
     import json
 
     from oracles.settings import OracleSettings
-    from training.evaluate import run_eval
+    from training.evaluation.evaluate import run_eval
     from training.run.profile import EvalSettings
 
     t = task(crate(tmp_path / "units"))

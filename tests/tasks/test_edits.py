@@ -9,8 +9,8 @@ from synth.tasks.completion import answer_code, defines
 from synth.tasks.edits import EDIT_INSTRUCTION, answer_for, apply_edit, edit_row, render_edit
 from synth.tasks.judge import Judge
 from synth.tasks.task import Task
-from training.evaluate import evaluate
-from training.model_answers import ModelAnswers
+from training.evaluation.evaluate import evaluate
+from training.evaluation.model_answers import ModelAnswers
 from training.run.profile import EvalSettings
 
 CONTEXT = "fn len_of(s: &str) -> usize {\n    s.len()\n}\n"

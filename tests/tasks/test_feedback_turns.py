@@ -9,7 +9,7 @@ import pytest
 from synth.tasks.feedback import feedback_prompt
 from synth.tasks.judge import Judge
 from synth.tasks.task import Task
-from training.evaluate import evaluate, file_answers
+from training.evaluation.evaluate import evaluate, file_answers
 from training.run.profile import EvalSettings
 
 CONTEXT = "fn len_of(s: &str) -> usize {\n    s.len()\n}\n"
@@ -99,7 +99,7 @@ def test_answers_made_elsewhere_get_one_turn(tmp_path):
     profile's turns > 1 it is judged once, as without turns (the loop evaluates its baselines so)."""
     from oracles.settings import OracleSettings
     from synth.rows.jsonl import write_jsonl
-    from training.evaluate import run_eval
+    from training.evaluation.evaluate import run_eval
     write_jsonl(tmp_path / "tasks.jsonl", [codegen("fixes").model_dump()])
     result = run_eval(EvalSettings(turns=2), None, None, OracleSettings(), tmp_path / "e.json",
                       tasks_path=str(tmp_path / "tasks.jsonl"), answers="reference")
@@ -112,8 +112,8 @@ def test_a_model_after_the_compilers_help_repairs_what_it_leaves(tmp_path, rust_
     asked; where it fixed one error of two, the model gets the fixed code with the error left; where
     it changed nothing, the model gets the task itself; and the compiler's help mends the model's
     answer in turn (real rustc, a scripted model)."""
-    from training.after_baseline import after_baseline
-    from training.evaluate import baseline_answers
+    from training.evaluation.after_baseline import after_baseline
+    from training.evaluation.evaluate import baseline_answers
 
     def repair_task(name: str, original: str, broken: str) -> Task:
         return Task(id=name, lang="rust", family="repair", prompt=f"fix {name}", must_define=["fn both"],
@@ -153,8 +153,8 @@ def test_a_compiler_guess_that_fails_with_an_error_of_its_own_leaves_the_model_t
     """best_free fills rustc's placeholder for a missing argument with `Default::default()`; where the
     type has no default, that adds an error of its own (E0277): the model gets the task as it was,
     not the guess."""
-    from training.after_baseline import after_baseline
-    from training.evaluate import baseline_answers
+    from training.evaluation.after_baseline import after_baseline
+    from training.evaluation.evaluate import baseline_answers
     token = "pub struct Token(u8);\n\nfn tagged(s: &str, _t: Token) -> usize {\n    s.len()\n}\n\n"
     original = "pub fn tag(s: &str) -> usize {\n    tagged(s, Token(1))\n}"
     task = Task(id="guess", lang="rust", family="repair", prompt="fix guess", must_define=["fn tag"],

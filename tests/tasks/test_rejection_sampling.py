@@ -6,7 +6,7 @@ import json
 from oracles.settings import OracleSettings
 from synth.rows.jsonl import write_jsonl
 from synth.tasks.task import Task
-from training.evaluate import answers_path, run_eval
+from training.evaluation.evaluate import answers_path, run_eval
 from training.run.profile import EvalSettings
 
 TWICE = "pub fn twice(value: u32) -> u32 {\n    value * 2\n}"

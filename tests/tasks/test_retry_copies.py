@@ -4,9 +4,9 @@ a repair task and at a compile-feedback turn alike, judged on real rustc; withou
 stands; the copies and what the retry changed are counted per family."""
 from synth.tasks.judge import Judge
 from synth.tasks.task import Task
-from training.evaluate import evaluate
+from training.evaluation.evaluate import evaluate
 from synth.tasks.feedback import gives_back
-from training.model_answers import ModelAnswers
+from training.evaluation.model_answers import ModelAnswers
 from training.run.profile import EvalSettings
 
 CONTEXT = "fn len_of(s: &str) -> usize {\n    s.len()\n}\n"

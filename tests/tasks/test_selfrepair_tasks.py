@@ -10,7 +10,7 @@ from synth.cli.main import main
 from synth.tasks.judge import Judge
 from synth.tasks.selfrepair import selfrepair_tasks
 from synth.tasks.task import Task
-from training.evaluate import evaluate
+from training.evaluation.evaluate import evaluate
 from training.run.profile import EvalSettings
 from helpers.replies import fenced
 

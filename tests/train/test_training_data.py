@@ -88,8 +88,8 @@ def test_grpo_and_eval_send_the_served_prompt_and_training_sees_the_same_prefix(
     training row are the same bytes as `serve_prompt`."""
 
     from synth.tasks.judge import Judge
-    from training.evaluate import evaluate
-    from training.model_answers import ModelAnswers
+    from training.evaluation.evaluate import evaluate
+    from training.evaluation.model_answers import ModelAnswers
     from training.grpo import task_dataset
     from training.run.profile import EvalSettings
     from synth.tasks.task import Task

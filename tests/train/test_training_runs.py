@@ -245,6 +245,31 @@ def test_eval_pass_at_k_with_real_sampling_and_gate(setup, tmp_path, capsys):
     assert gate["all"]["regressed"] == (summary["pass_at_1"] < 1.0) and code == (1 if gate["all"]["regressed"] else 0)
 
 
+def test_eval_draws_the_samples_again_each_with_a_seed_of_its_own(setup, tmp_path, capsys):
+    """`synth eval --draws 3`: draw 0 is the evaluation one draw makes (the same answers as without
+    draws); draws 1 and 2 are written beside it, each with its answers, drawn with seeds of their
+    own; `draws` lists every draw's rate and their mean. Greedy answers cannot be drawn again."""
+    from training.evaluation.evaluate import answers_path
+    profile = _profile_copy(setup, tmp_path)
+    plain, drawn = tmp_path / "plain.json", tmp_path / "drawn.json"
+    assert main(["eval", "--profile", str(profile), "--out", str(plain)]) == 0
+    assert main(["eval", "--profile", str(profile), "--draws", "3", "--out", str(drawn)]) == 0
+    one, three = json.loads(plain.read_text()), json.loads(drawn.read_text())
+    assert three["per_task"] == one["per_task"] and answers_path(drawn).read_text() == answers_path(plain).read_text()
+    files = [tmp_path / name for name in three["draws"]["files"]]
+    assert files == [drawn, tmp_path / "drawn.draw1.json", tmp_path / "drawn.draw2.json"]
+    draws = [json.loads(f.read_text()) for f in files]
+    assert len({answers_path(f).read_text() for f in files}) == 3  # other seeds, other samples
+    seeds = three["draws"]["seeds"]
+    assert len(set(seeds)) == 3 and [d["seed"] for d in draws[1:]] == seeds[1:]
+    rates = three["draws"]["families"]["codegen"]["pass_at_1"]
+    assert rates["each"] == [d["families"]["codegen"]["pass_at_1"] for d in draws]
+    assert rates["mean"] == pytest.approx(sum(rates["each"]) / 3, abs=1e-4)
+    assert [d["oracle"]["completions_checked"] for d in draws] == [16, 16, 16]  # each draw its own 4 x 4 answers
+    greedy = ["eval", "--profile", str(profile), "--decoding", "greedy", "--draws", "2", "--out", str(tmp_path / "g.json")]
+    assert main(greedy) != 0 and "draws = 2" in capsys.readouterr().err
+
+
 def test_greedy_eval_is_deterministic_and_batches_prompts(setup, tmp_path, capsys, monkeypatch):
     """`synth eval --decoding greedy`: one answer per task, the same bytes twice, the prompts
     decoded a batch at a time (one decoding of the 4 tasks, not 4)."""

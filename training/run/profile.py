@@ -90,11 +90,15 @@ class EvalSettings(_Strict):
     # answers in all per sample: one the compiler rejects goes back with its errors for another (compile feedback)
     turns: int = Field(1, gt=0)
     # all: every sample is an answer (pass@1 over samples, pass@k); compiled: one answer a task, the
-    # first sample the compiler accepts that a user can see is real (training/evaluate.py: pick_compiled)
+    # first sample the compiler accepts that a user can see is real (training/evaluation/evaluate.py: pick_compiled)
     pick: Literal["all", "compiled"] = "all"
+    # sampled evaluations: the samples drawn this many times, each draw with a seed of its own
+    # (training/evaluation/evaluate.py: further_draws); one draw of 8 samples moves a picked rate by points,
+    # so a bar is judged on the mean of draws decided before any is seen
+    draws: int = Field(1, gt=0)
     # a greedy reply that gives back the broken code it was shown (a repair prompt's, a later
     # turn's) is sampled again, up to this many replies, and the first that changes the code is the
-    # answer (training/model_answers.py): asked the same way again, a model gives the same copy
+    # answer (training/evaluation/model_answers.py): asked the same way again, a model gives the same copy
     retries: int = Field(0, ge=0)
     # an answer that counts also runs its crate's own tests (`cargo test`, unit and integration) where
     # they all pass on the original and the task says where it sits in its crate (repair tasks, and

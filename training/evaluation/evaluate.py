@@ -1,7 +1,7 @@
 """`synth eval`: answers to held-out tasks, judged by the compiler (synth/tasks/judge/), with results
 per task family (codegen, repair, selfrepair) and an optional regression gate against a baseline evaluation.
 
-Who answers: a local model (training/model_answers.py: greedy, one deterministic answer per
+Who answers: a local model (training/evaluation/model_answers.py: greedy, one deterministic answer per
 task, or `samples` sampled answers per task; prompts batched, a completion stops once its first
 fenced block closes), a baseline that needs no model (synth/tasks/baselines/: the broken code unchanged, rustc's fixes, the
 rules on rustc's words, `best_free`: the better of those two per task), or answers made elsewhere
@@ -33,9 +33,10 @@ from synth.tasks.judge import Judge, Outcome
 from synth.tasks.passk import compare_results, pass_at_k
 from synth.tasks.task import FAMILIES, Task, load_tasks
 
-from training.after_baseline import after_baseline
+from training.evaluation.after_baseline import after_baseline
 from training.data.dataset import fingerprint
-from training.model_answers import ModelAnswers
+from training.evaluation.draws import draw_path, draw_seed, draws_summary
+from training.evaluation.model_answers import ModelAnswers
 from training.run.profile import EvalSettings
 
 KEPT_SAMPLES = 3  # completions shown in the result per family (all are in NAME.answers.jsonl)
@@ -266,6 +267,9 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
         raise InputError("--answers and --after: a baseline alone, or a model after one, not both")
     if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
         settings = settings.model_copy(update={"turns": 1})
+    if settings.draws > 1 and (answers or settings.decoding != "sample"):
+        raise InputError(f"draws = {settings.draws}: only a model's sampled answers can be drawn again "
+                         "(greedy decoding and given answers are the same every time)")
     with opened_oracles({t.lang for t in tasks}, any(t.in_crate for t in tasks), oracle_settings) as (oracles, crate):
         judge = Judge(oracles, crate, crate_tests=crate_tests_oracle(oracle_settings, settings.verdicts) if settings.crate_tests
                       else None)
@@ -280,13 +284,15 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
             sampler = LocalSampler(model_dir, adapter=adapter, max_new_tokens=settings.max_new_tokens,
                                    temperature=settings.temperature, top_p=settings.top_p, seed=seed,
                                    dtype=settings.dtype)
-            model = ModelAnswers(settings, sampler, edits)
-            start = after_baseline(baseline_answers(after, judge), model, judge) if after else None
-            result = evaluate(settings, model, judge, tasks, sampler.name + (f" after {after}" if after else ""), start)
-            if after:
-                result["after"] = after
-            if model.gave_back:  # greedy replies that handed back the code shown, and those a retry changed
-                result["gave_back"] = {f: dict(sorted(c.items())) for f, c in sorted(model.gave_back.items())}
+            results = model_draws(settings, sampler, judge, tasks, after, edits, seed)
+            result = results[0]
+            for n, further in enumerate(results[1:], start=1):  # draws 1.. beside the first, whole
+                further.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=fingerprint([Path(tasks_path)]),
+                               draw=n, seed=draw_seed(seed, n))
+                write_jsonl(answers_path(draw_path(out, n)), further.pop("answers"))
+                write_json(draw_path(out, n), further)
+            if len(results) > 1:
+                result["draws"] = draws_summary(results, out, seed)
     if judge.crate_tests is not None:  # what the crate tests cost: runs made, runs a stored verdict saved
         cache = judge.crate_tests.cache
         result["oracle"]["crate_tests"] = {"crates_with_tests": sum(judge.crate_passes.values()),
@@ -299,6 +305,28 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     write_jsonl(answers_path(out), result.pop("answers"))
     write_json(Path(out), result)
     return result
+
+
+def model_draws(settings: EvalSettings, sampler, judge: Judge, tasks: list[Task], after: str | None, edits: bool,
+                seed: int) -> list[dict]:
+    """The model's evaluation, drawn `settings.draws` times (draw 0: the evaluation as one draw
+    makes it). One judge for all: an answer a draw gave before is not compiled again (each draw's
+    `oracle` counts its own checks)."""
+    results = []
+    for draw in range(settings.draws):
+        sampler.seed = draw_seed(seed, draw)
+        model = ModelAnswers(settings, sampler, edits)
+        start = after_baseline(baseline_answers(after, judge), model, judge) if after else None
+        before = (judge.calls, judge.checked, judge.compiled)
+        result = evaluate(settings, model, judge, tasks, sampler.name + (f" after {after}" if after else ""), start)
+        result["oracle"].update({key: result["oracle"][key] - n for key, n in
+                                 zip(("check_calls", "completions_checked", "completions_compiled"), before)})
+        if after:
+            result["after"] = after
+        if model.gave_back:  # greedy replies that handed back the code shown, and those a retry changed
+            result["gave_back"] = {f: dict(sorted(c.items())) for f, c in sorted(model.gave_back.items())}
+        results.append(result)
+    return results
 
 
 def answers_path(out: str | Path) -> Path:

@@ -1,0 +1,1 @@
+"""Evaluation: a model's (or a baseline's) answers to held-out tasks, judged (`synth eval`)."""
