@@ -83,8 +83,12 @@ def window_figures(rejections: list[dict]) -> dict:
     """What [tokens] turned away in one lane: whole declarations (their shortest prompt is over)
     and single rows, over by the prompt or by the answer, the median prompt of those over, and how
     many would fit with the prompt limit 2x and 4x: the window, not the crates, bounds the rows."""
+    from oracles.errors import InputError
     from synth.settings.fit import TOO_LONG, Fit
     over = [(r, Fit.measured(r["reason"])) for r in rejections if r["kind"] == TOO_LONG]
+    unread = next((r["reason"] for r, said in over if said is None), None)
+    if unread is not None:  # written by another `Fit.over` than the one that reads it here
+        raise InputError(f"a rejection {TOO_LONG!r} whose reason says no token counts: {unread!r}")
     prompts = sorted(n for _, (part, n, _) in over if part == "prompt")
     limit = next((cap for _, (part, _, cap) in over if part == "prompt"), 0)
     return {"rejected": len(over), "declarations": sum(1 for r, _ in over if "row_id" not in r),

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from oracles.errors import InputError
 from oracles.verdict import Candidate
 from synth.tasks.split import repair_task
 from synth.tasks.baselines import compiler_answers
@@ -165,6 +166,8 @@ def test_rows_over_the_token_limits_are_rejected_before_any_compile(tmp_path):
     assert window_figures(made + [{"kind": "equivalent mutant", "reason": "same"}]) == {
         "rejected": 4, "declarations": 3, "rows": 1, "by_answer": 1, "prompt_median": 130,
         "fit_at_prompt_limit": {"2x": 1, "4x": 2}}
+    with pytest.raises(InputError, match="no token counts: 'over the token limits: prompt too long'"):
+        window_figures(made + [{"kind": TOO_LONG, "reason": f"{TOO_LONG}: prompt too long"}])
     assert window_figures([r.to_json() for r in fitting.rejected]) == {
         "rejected": 1, "declarations": 1, "rows": 0, "by_answer": 1, "prompt_median": None,
         "fit_at_prompt_limit": {"2x": 0, "4x": 0}}
