@@ -127,23 +127,23 @@ def split_rows(rows: list[dict], heldout_crates: set[str], rl_share: float, seed
                families=FAMILIES, roots: dict[str, str] | None = None) -> Split:
     """Held-out crates' rows -> held-out tasks; the others by declaration -> RL tasks or SFT rows."""
     split = Split()
-    rl_units = {declaration_of(r) for r in rows if r.get("crate") not in heldout_crates
-                and task_of(r, families, roots) is not None and in_rl_share(declaration_of(r), rl_share, seed)}
-    for row in rows:
+    tasks = [task_of(r, families, roots) for r in rows]  # each row's task, made once (None: it poses none)
+    rl_units = {declaration_of(r) for r, t in zip(rows, tasks) if r.get("crate") not in heldout_crates
+                and t is not None and in_rl_share(declaration_of(r), rl_share, seed)}
+    trained = []  # (row, its task) of the rows that train
+    for row, task in zip(rows, tasks):
         if row.get("crate") in heldout_crates:
             continue
-        task = task_of(row, families, roots) if declaration_of(row) in rl_units else None
-        if task is not None:
+        if task is not None and declaration_of(row) in rl_units:
             split.rl_tasks.append(task)
         else:
-            split.sft_rows.append(row)
+            trained.append((row, task))
     rl_groups = {t.group for t in split.rl_tasks}
-    moved = [r for r in split.sft_rows if row_group(r) in rl_groups]  # a twin of an RL answer
-    split.sft_rows = [r for r in split.sft_rows if row_group(r) not in rl_groups]
-    split.rl_tasks += [t for t in (task_of(r, families, roots) for r in moved) if t is not None]
+    split.sft_rows = [r for r, _ in trained if row_group(r) not in rl_groups]
+    split.rl_tasks += [t for r, t in trained if row_group(r) in rl_groups and t is not None]  # a twin of an RL answer
     seen = {row_group(r) for r in split.sft_rows} | rl_groups
-    for row in rows:
-        if row.get("crate") in heldout_crates and (task := task_of(row, families, roots)) is not None:
+    for row, task in zip(rows, tasks):
+        if row.get("crate") in heldout_crates and task is not None:
             if task.group in seen:
                 split.refused += 1
             else:
