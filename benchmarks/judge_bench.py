@@ -6,7 +6,8 @@ see: they run none), and with them where `--crate-tests`:
 - stand-in bodies: the function's body replaced by code that diverges or makes a value from
   nothing (`std::process::abort()`, `if c { loop {} } else { loop {} }`, `mem::zeroed()`, a call
   of the task's own code that never returns: cc's `fail("")`, libc's `abort()` declared in an
-  `extern` block of the answer's own, ...);
+  `extern` block of the answer's own, `todo!` renamed by a `use`, a closure that never returns,
+  `println!(..)` before `Default::default()`, `black_box(Default::default())`, ...);
 - stand-in values: best_free's answers with each value it filled in for rustc's placeholders
   (`Default::default()`) replaced by `std::process::abort()`, `unsafe { std::mem::zeroed() }`;
 - the broken code as it is (it counts only where the check does not see the declaration: code
@@ -39,7 +40,14 @@ STAND_IN_BODIES = {
     "diverging match": "match () { _ => loop { std::thread::yield_now() } }",
     "own macro": "macro_rules! nope { () => { loop {} } }\n    nope!()",
     "own extern abort": "extern \"C\" { fn abort() -> !; }\n    unsafe { abort() }",
+    "renamed todo": "use std::todo as later;\n    later!()",
+    "closure that never returns": "(|| -> ! { loop {} })()",
+    "named closure that never returns": "let stop = || loop {};\n    stop()",
     "zeroed": "unsafe { std::mem::zeroed() }",
+    # a made-up value after a call that reads none of the inputs, or wrapped in a std function
+    "print, then default": "println!(\"done\");\n    Default::default()",
+    "sleep, then default": "std::thread::sleep(std::time::Duration::from_secs(1));\n    Default::default()",
+    "black_box(default)": "std::hint::black_box(Default::default())",
     "default": "Default::default()",
     # constants of common types: each compiles where the function returns one
     "0": "0", "false": "false", "None": "None", "Ok(())": "Ok(())", "Vec::new()": "Vec::new()",

@@ -64,6 +64,10 @@ PRETENDING = {  # each compiles in place of `total`, and each answers nothing
     "own cfg": "#[cfg(not(test))]\npub fn total(xs: &[u32]) -> u32 {\n    0\n}",
     "pasted signature": "pub fn total(xs: &[u32]) -> u64 {\n    let _ = \"pub fn total(xs: &[u32]) -> u32\";\n"
                         "    xs.iter().map(|&x| x as u64).sum()\n}",
+    # found by `synth bench judge`'s attacks on the loop's held-out tasks, each once counted
+    "renamed todo": "pub fn total(xs: &[u32]) -> u32 {\n    use std::todo as later;\n    later!()\n}",
+    "closure that never returns": "pub fn total(xs: &[u32]) -> u32 {\n    (|| -> ! { loop {} })()\n}",
+    "made-up value after a call": "pub fn total(xs: &[u32]) -> u32 {\n    println!(\"total\");\n    Default::default()\n}",
 }
 # a loop that ends the function with `return`: it leaves, it does not diverge
 LOOP_TOTAL = ("pub fn total(xs: &[u32]) -> u32 {\n    let (mut sum, mut it) = (0, xs.iter());\n    loop {\n"
@@ -120,7 +124,8 @@ def test_answers_that_pretend_are_refused_and_real_fixes_count(rust_oracle, crat
         assert got["loop"].refused == got["panic after work"].refused == got["self call"].refused == "hollow"
         assert {got[n].refused for n in ("abort", "exit after work", "diverges both ways", "abort arm", "zeroed arm",
                                                   "default body", "own diverging fn", "own diverging fn arm")} == {"hollow"}
-        assert got["pasted signature"].refused == "signature"
+        assert got["pasted signature"].refused == "signature" and got["renamed todo"].refused == "own attribute"
+        assert got["closure that never returns"].refused == got["made-up value after a call"].refused == "hollow"
 
 
 def test_a_whole_impl_with_a_placeholder_method_is_refused(rust_oracle, crate, crate_oracle):
@@ -180,8 +185,10 @@ def test_the_codes_own_never_returning_functions_diverge_where_the_original_does
     assert pretending(reference, reference, repair=True, own=own) == ""
     assert pretending("fn get(v: &[u8]) -> u8 {\n    fail(\"later\")\n}", reference, own=own)
     assert pretending("fn get(v: &[u8]) -> u8 {\n    self.stop()\n}", "fn get(v: &[u8]) -> u8 { v[0] }", own=own)
-    assert pretending("fn get(v: &[u8]) -> u8 {\n    exit()\n}", "fn get(v: &[u8]) -> u8 { v[0] }", own=own) == ""
-    assert pretending("fn get(v: &[u8]) -> u8 {\n    fail(\"later\")\n}", "fn get(v: &[u8]) -> u8 { v[0] }") == ""
+    assert pretending("fn get(v: &[u8]) -> u8 {\n    exit() + v[0]\n}", "fn get(v: &[u8]) -> u8 { v[0] }", own=own) == ""
+    assert pretending("fn get(v: &[u8]) -> u8 {\n    fail(&v.len().to_string())\n}", "fn get(v: &[u8]) -> u8 { v[0] }") == ""
+    # (a body that reads none of the inputs the original reads pretends whatever it calls)
+    assert "reads none of its inputs" in pretending("fn get(v: &[u8]) -> u8 {\n    exit()\n}", "fn get(v: &[u8]) -> u8 { v[0] }")
     # a reference with a foreign `-> !` of its own licenses the block, not a body that only calls it
     ffi = "extern \"C\" {\n    fn abort() -> !;\n}\n\n"
     with_ffi = ffi + "fn get(v: &[u8]) -> u8 {\n    if v.is_empty() {\n        unsafe { abort() }\n    }\n    v[0]\n}"
@@ -245,6 +252,27 @@ def test_a_body_that_gives_back_a_made_up_value_is_hollow_where_the_reference_do
     new = "pub fn new() -> Finder {\n    Finder::default()\n}"
     assert pretending("pub fn new() -> Finder {\n    unsafe { std::mem::zeroed() }\n}", new) != ""
     assert pretending("pub fn new() -> Finder {\n    Default::default()\n}", new) == ""
+
+
+def test_a_renamed_macro_a_closure_or_a_value_that_reads_no_input_pretends():
+    """Found by trying to fool the judge on the loop's held-out tasks (`synth bench judge`): a
+    diverging macro under another name, a closure that never returns called at once or by name,
+    and a made-up value after statements that read none of the function's inputs (`println!`,
+    `sleep`) or wrapped in a std function (`black_box`) each counted as a codegen answer. A body
+    that reads its inputs (in a format string too) counts, and a function whose original reads
+    none of its inputs is not held to reading them."""
+    for body in ("let _n = xs.len();\n    use std::todo as later;\n    later!()",  # each reads its input first
+                 "let _n = xs.len();\n    (|| -> ! { loop {} })()", "let _n = xs.len();\n    let stop = || loop {};\n    stop()",
+                 "println!(\"total\");\n    Default::default()", "std::thread::sleep(std::time::Duration::MAX);\n    0",
+                 "std::hint::black_box(Default::default())"):
+        assert pretending(f"pub fn total(xs: &[u32]) -> u32 {{\n    {body}\n}}", TOTAL) != "", body
+    assert pretending("pub fn total(xs: &[u32]) -> u32 {\n    println!(\"{xs:?}\");\n    xs.iter().sum()\n}", TOTAL) == ""
+    assert pretending('pub fn name(n: u32) -> String {\n    format!("{n}")\n}',
+                      "pub fn name(n: u32) -> String {\n    n.to_string()\n}") == ""
+    assert pretending("fn f(&self) -> u8 {\n    println!();\n    1\n}", "fn f(&self) -> u8 {\n    1\n}") == ""
+    new = "pub fn new() -> Finder {\n    Finder { size: 8 }\n}"  # no inputs: a wrapped default is still made up
+    assert pretending("pub fn new() -> Finder {\n    std::hint::black_box(Default::default())\n}", new) != ""
+    assert pretending("pub fn new() -> Finder {\n    std::convert::identity(Finder { size: 8 })\n}", new) == ""
 
 
 def test_a_repair_that_changes_visibility_or_safety_changes_the_signature(rust_oracle, crate, crate_oracle):

@@ -6,20 +6,25 @@ inside a branch, but an `if`/`else` or a `match` whose every way diverges), it d
 with no `break`, `return` or `?` in it, `panic!`, `unreachable!`, `todo!`, `unimplemented!`, or
 a call of a std function that never returns: `process::abort()`, `process::exit(..)`,
 `hint::unreachable_unchecked()`, `panic::panic_any(..)`, or one the task's code or the answer
-itself declares `-> !`: cc's `fail(msg)`, an `extern "C" { fn abort() -> !; }`), whatever
-statements come before; when
+itself declares `-> !`: cc's `fail(msg)`, an `extern "C" { fn abort() -> !; }`, a closure that
+never returns called there), whatever statements come before; when
 all it does, besides statements that do nothing (`let _ = 0;`, `;`, a bare literal), is call
-itself; or when all it does is give back a value it made up (nothing, a literal, `None`,
-`Default::default()`, `mem::zeroed()`: `{ 0 }` compiles wherever a `u32` is asked) where the
-reference's body of that name does more. And anywhere, a `todo!` or `unimplemented!` (for a
+itself; when all it does is give back a value it made up (nothing, a literal, `None`,
+`Default::default()`, `mem::zeroed()`, a std function of such values: `{ 0 }` compiles wherever a
+`u32` is asked) where the reference's body of that name does more; or when it reads none of the
+function's inputs (its parameters, `self`) where the reference's body reads them
+(`println!("x"); Default::default()` is no work on them). And anywhere, a `todo!` or `unimplemented!` (for a
 repair any of those ways to diverge, or a value made from nothing, `mem::zeroed()`: a missing
 argument filled with `std::process::abort()` or `unsafe { std::mem::zeroed() }` compiles as
 `todo!()` does) the reference does not have. Real code diverges now and then (a function that
 ends in `unreachable!()` after its loop): a function whose reference diverges too may, but a
 reference that does real work before diverging does not license a body that does nothing else.
 Own attributes: `#[allow(..)]`, `#[expect(..)]`, `#[cfg(..)]`, `#[cfg_attr(..)]` (outer or
-inner) that the reference does not have, and a `macro_rules!` or an `extern` block of its own (what
-its expansion or a foreign function does is not read here: `extern "C" { fn abort(); }`)."""
+inner) that the reference does not have, a `macro_rules!` or an `extern` block of its own (what
+its expansion or a foreign function does is not read here: `extern "C" { fn abort(); }`), and a
+diverging std macro under a name of its own (`use std::todo as later;`).
+Found by attacking the judge (`synth bench judge`): the closures, the made-up values wrapped or
+after unrelated calls and the renamed macros each counted on the loop's held-out tasks once."""
 from __future__ import annotations
 
 import re
@@ -30,21 +35,20 @@ from tree_sitter import Node
 
 from synth.rust_syntax import does_nothing, node_text as _text, rust_parser, unwrapped, use_paths, walk as _walk
 
+from .made_up import MADE_FROM_NOTHING, from_nothing, makes_up, std_function
+
 DIVERGING_MACROS = frozenset({"panic", "unreachable", "todo", "unimplemented"})
 UNWRITTEN = frozenset({"todo!()", "unimplemented!()"})  # said to be unwritten: no answer may add one
 # std functions that never return (`-> !`): as `todo!()`, a call stands for a value of any type
 DIVERGING_CALLS = ("process::abort", "process::exit", "panic::panic_any", "panic::resume_unwind",
                    "hint::unreachable_unchecked", "intrinsics::abort", "intrinsics::unreachable")
 BARE_DIVERGING = frozenset({"unreachable_unchecked", "panic_any", "resume_unwind"})  # imported: no other meaning
-# values made from nothing (`unsafe { std::mem::zeroed() }` compiles as a value of any type)
-FROM_NOTHING = ("mem::zeroed", "mem::uninitialized")
-# made from nothing (`_from_nothing`): no answer may add one, as none may add a `todo!()`
-MADE_FROM_NOTHING = frozenset({*(f"{name}()" for name in FROM_NOTHING), "assume_init()"})
 WAYS_OUT = frozenset({"break_expression", "return_expression", "try_expression"})  # what ends a `loop`
 ASSERTS = frozenset({"assert", "debug_assert"})  # `assert!(false)` panics as `panic!()` does
 UNWRAPS = frozenset({"unwrap", "expect"})  # on `None` or `Err(..)`, a panic
 HIDING_ATTRIBUTES = frozenset({"allow", "expect", "cfg", "cfg_attr"})
 PLAIN_BLOCKS = ("block", "unsafe_block")
+INLINE_ARGUMENT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)")  # `{x}`, `{x:?}` in a format string: `x` read
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Body:
     only_diverges: bool  # ... and does nothing else first
     calls: str  # all it does is call this function of the code (itself, or one that calls it back): ''
     makes_up: bool = False  # all it does is give back a value it made up: `0`, `None`, `Default::default()`
+    reads_inputs: bool | None = None  # its body names one of its parameters or `self` (None: it has none)
 
 
 @dataclass(frozen=True)
@@ -83,13 +88,17 @@ def read(code: str, own: frozenset[str] = frozenset()) -> Reading:
             attributes[f"macro_rules! {_text(node.child_by_field_name('name'))}"] += 1
         elif node.type == "foreign_mod_item":  # what a foreign function does is not read either: libc's `abort()`
             attributes["extern block " + "".join(_text(node).split())] += 1
-        elif (way := _diverging(node, own) or _from_nothing(node)) is not None:
+        elif node.type == "use_declaration":  # `use std::todo as later;`: `later!()` is `todo!()` unnamed
+            attributes.update(f"use {path} as {local}" for local, path in use_paths(node.child_by_field_name("argument"))
+                              if path.split("::")[-1] in DIVERGING_MACROS and local != path.split("::")[-1])
+        elif (way := _diverging(node, own) or from_nothing(node)) is not None:
             stand_ins[way] += 1
         if node.type == "function_item" and (body := node.child_by_field_name("body")) is not None:
             name = _text(node.child_by_field_name("name"))
             work = _effective(body)
             bodies.append(Body(name, _block_diverges(body, own), bool(work) and _diverges(work[0], own),
-                               _callee(work[0]) if len(work) == 1 else "", _makes_up(body, work)))
+                               _callee(work[0]) if len(work) == 1 else "", makes_up(body, work),
+                               _reads_inputs(node, body)))
     return Reading(attributes, stand_ins, bodies)
 
 
@@ -118,6 +127,8 @@ def pretending(code: str, reference: str, repair: bool = False, own: frozenset[s
             return f"fn {body.name} only diverges (panics, loops or is not written)"
         if body.makes_up and theirs is not None and not theirs.makes_up:  # the original's work, not done
             return f"fn {body.name} only gives back a value it made up"
+        if body.reads_inputs is False and theirs is not None and theirs.reads_inputs:
+            return f"fn {body.name} reads none of its inputs, where the original reads them"  # `println!(); 0`
     return ""
 
 
@@ -175,15 +186,25 @@ def _diverging(node: Node, own: frozenset[str] = frozenset()) -> str | None:
         return None if any(n.type in WAYS_OUT for n in _walk(node)) else "loop {}"
     if node.type == "call_expression":
         callee = _bare(node.child_by_field_name("function"))
+        if callee.type == "closure_expression":  # `(|| -> ! { loop {} })()`: its body runs here
+            return _closure_diverges(callee, own)
         if callee.type == "field_expression" and _text(callee.child_by_field_name("field")) in UNWRAPS and \
                 _fails(_bare(callee.child_by_field_name("value"))):
             return "panic!()"  # `None.unwrap()`, `Err(e).expect(..)`
         path = "".join(_text(callee).split())
-        named = _std_function(path, DIVERGING_CALLS)
+        named = std_function(path, DIVERGING_CALLS)
         last = re.split(r"::|\.", path.split("::<")[0])[-1]  # `fail`, `crate::fail`, `self.fail`
         return f"{named}()" if named else (f"{path}()" if path in BARE_DIVERGING else
                                            (f"{last}()" if last in own else None))
     return None
+
+
+def _closure_diverges(closure: Node, own: frozenset[str]) -> str | None:
+    """How a closure's body diverges (None where it can complete): declared `-> !`, or its body does."""
+    body, kind = closure.child_by_field_name("body"), closure.child_by_field_name("return_type")
+    if not _diverges(body, own) and not (kind is not None and kind.type == "never_type"):
+        return None
+    return next((way for n in _walk(body) if (way := _diverging(n, own)) is not None), "loop {}")
 
 
 def never_returning(sources: list[str]) -> frozenset[str]:
@@ -210,62 +231,19 @@ def _declared_never_returning(roots: list[Node]) -> frozenset[str]:
     return frozenset(name for name, kinds in returns.items() if kinds == {True})
 
 
-def _std_function(path: str, names: tuple[str, ...]) -> str | None:
-    """Which of `names` (`process::abort`) the called path is, spelled in full or from its module."""
-    return next((f for f in names if path == f or path.endswith("::" + f)), None)
-
-
-def _from_nothing(node: Node) -> str | None:
-    """A value made from nothing, as `pretending` names it: `mem::zeroed()`, `mem::uninitialized()`,
-    `MaybeUninit::uninit().assume_init()`; None for anything else."""
-    if node.type != "call_expression":
+def _reads_inputs(function: Node, body: Node) -> bool | None:
+    """Whether the body names one of the function's parameters or `self` (macro arguments
+    included, and a format string's `{x}`); None for a function that has none."""
+    inputs = set()
+    for parameter in function.child_by_field_name("parameters").named_children:
+        if parameter.type == "self_parameter":
+            inputs.add("self")
+        elif parameter.type == "parameter":
+            inputs |= {_text(n) for n in _walk(parameter.child_by_field_name("pattern")) if n.type == "identifier"}
+    if not inputs:
         return None
-    callee = node.child_by_field_name("function")
-    if callee.type == "field_expression" and _text(callee.child_by_field_name("field")) == "assume_init":
-        return "assume_init()"
-    named = _std_function("".join(_text(callee).split()).split("::<")[0], FROM_NOTHING)
-    return f"{named}()" if named else None
-
-
-EMPTY_COLLECTIONS = frozenset(f"{kind}::new" for kind in ("String", "Vec", "VecDeque", "HashMap", "HashSet", "BTreeMap",
-                                                          "BTreeSet", "BinaryHeap"))  # `Vec::new()`: an empty one
-LITERALS = ("integer_literal", "float_literal", "string_literal", "boolean_literal", "char_literal", "unit_expression")
-
-
-def _makes_up(block: Node, work: list[Node]) -> bool:
-    """All the body does is give back a value it made up: nothing (`{}`), or `_made_up`."""
-    if len(work) > 1:
-        return False
-    if work:
-        return _made_up(work[0])
-    tail = block.named_children[-1] if block.named_children else None
-    return tail is None or _made_up(tail) or \
-        tail.type in ("line_comment", "block_comment", "empty_statement", "let_declaration", "expression_statement")
-
-
-def _made_up(node: Node) -> bool:
-    """A value made up, not computed: a literal, `None`, a default value, or `Ok`/`Some`/`Err` of
-    one (`Ok(())`: a `fmt` that writes nothing); not a name or a path (`LeftmostFirst` for
-    `MatchKind::LeftmostFirst` is a value of the context); `return` before it or not."""
-    if node.type == "return_expression" and node.named_children:
-        node = node.named_children[0]
-    if node.type in LITERALS or (node.type == "identifier" and _text(node) == "None") or _a_default(node):
-        return True
-    if node.type != "call_expression" or _text(node.child_by_field_name("function")) not in ("Ok", "Some", "Err"):
-        return False
-    arguments = node.child_by_field_name("arguments").named_children
-    return len(arguments) == 1 and _made_up(arguments[0])
-
-
-def _a_default(node: Node) -> bool:
-    """A default value and nothing else: `Default::default()`, `T::default()`, `<T as Default>::default()`,
-    an empty std collection (`Vec::new()`), or a value made from nothing."""
-    if _from_nothing(node) is not None:
-        return True
-    if node.type != "call_expression" or node.child_by_field_name("arguments").named_children:
-        return False
-    path = "".join(_text(node.child_by_field_name("function")).split())
-    return path.endswith("::default") or path.split("::<")[0] in EMPTY_COLLECTIONS
+    return any((n.type in ("identifier", "self") and _text(n) in inputs) or
+               (n.type == "string_content" and inputs & set(INLINE_ARGUMENT.findall(_text(n)))) for n in _walk(body))
 
 
 def _callee(node: Node) -> str:
@@ -308,14 +286,17 @@ def _fails(node: Node) -> bool:
 
 def diverging_aliases(root: Node) -> frozenset[str]:
     """The code's own names for a std function that never returns: `use std::process::abort;`,
-    `use std::process::{exit as quit};`, `let stop = std::process::abort;`."""
+    `use std::process::{exit as quit};`, `let stop = std::process::abort;`, and for a closure that
+    does not return."""
     names = set()
     for node in _walk(root):
         if node.type == "use_declaration":
             names |= {local for local, path in use_paths(node.child_by_field_name("argument"))
-                      if _std_function(path, DIVERGING_CALLS)}
+                      if std_function(path, DIVERGING_CALLS)}
         elif node.type == "let_declaration" and (value := node.child_by_field_name("value")) is not None:
             pattern = node.child_by_field_name("pattern")
-            if pattern.type == "identifier" and _std_function("".join(_text(_bare(value)).split()), DIVERGING_CALLS):
+            diverging = _closure_diverges(value, frozenset()) if value.type == "closure_expression" else \
+                std_function("".join(_text(_bare(value)).split()), DIVERGING_CALLS)
+            if pattern.type == "identifier" and diverging:  # `let stop = || -> ! { loop {} };` too
                 names.add(_text(pattern))
     return frozenset(names)
