@@ -24,9 +24,11 @@ CASES = {  # name: (original, broken): each a real mutant of one kind rustc word
                "pub fn keys() -> usize {\n    let m: HashMap<u32, u32> = HashMap::new();\n    m.len()\n}"),
     "argument count": ("pub fn size2(s: &str) -> usize {\n    len_of(s) + s.len()\n}",
                        "pub fn size2(s: &str) -> usize {\n    len_of() + s.len()\n}"),
+    "argument count, a binding of its type": ("pub fn size3(s: &str) -> usize {\n    len_of(s)\n}",
+                                              "pub fn size3(s: &str) -> usize {\n    len_of()\n}"),
     # the argument dropped was all the function read of its inputs: a made-up value in its place reads none
-    "argument count, the only input": ("pub fn size3(s: &str) -> usize {\n    len_of(s)\n}",
-                                       "pub fn size3(s: &str) -> usize {\n    len_of()\n}"),
+    "argument count, the only input": ("pub fn size4(n: u32) -> usize {\n    len_of(&n.to_string())\n}",
+                                       "pub fn size4(n: u32) -> usize {\n    len_of()\n}"),
 }
 
 
@@ -56,9 +58,12 @@ def test_every_suggestion_and_the_rules_on_rustcs_words(rust_oracle):
     assert words["import"] and words["similar local"] and words["field"]
     # rustc's help has a placeholder: every suggestion leaves it, the rules fill it with a value of its type
     assert not every["argument count"] and words["argument count"]
+    # the placeholder `/* &str */` filled with the one `&str` the code binds, as rust-analyzer fills arguments
+    assert compiler_answers("compiler_words", [tasks[list(CASES).index("argument count, a binding of its type")]],
+                            judge)[0] == CASES["argument count, a binding of its type"][0]
     assert not words["argument count, the only input"]  # cc's `Error::new(kind, "")` for `(kind, &format!("{}", e))`
     answer = compiler_answers("compiler_words", [tasks[list(CASES).index("argument count, the only input")]], judge)[0]
-    assert "len_of(" in answer and "len_of()" not in answer  # filled, and refused: it reads nothing of `s`
+    assert 'len_of("")' in answer  # filled, and refused: it reads nothing of `n`
     # a model's own mistake (a self-repair task) gets the compiler's help as a mutant does; codegen none
     own = [t.model_copy(update={"family": "selfrepair"}) for t in tasks]
     assert solved(own, compiler_answers("compiler_words", own, judge), judge) == words

@@ -14,7 +14,8 @@ Each rule answers one kind of error rustc words plainly:
 - an import it suggests: the `use` line, at the top of the function's body;
 and an error no rule speaks to gets its own suggestion (the first without placeholders), as
 `rustc_all` applies it; where its only suggestion has placeholders (`provide the argument:
-`(x, /* usize */)``), each is filled with a value of the type it names (`0`, `""`, `false`,
+`(x, /* usize */)``), each is filled with the one binding the code declares with the type it
+names (a parameter `n: usize`), else a value of that type (`0`, `""`, `false`,
 `Default::default()`). That compiles, and whether it is the value meant no check without tests
 can tell: a model's fix of the same kind is no repair beyond the compiler. Positions are the
 declaration's own (synth/tasks/baselines/ moves them)."""
@@ -44,12 +45,13 @@ INTEGERS = frozenset(f"{sign}{bits}" for sign in "ui" for bits in ("8", "16", "3
 def word_edits(code: str, diagnostics: list[Diagnostic]) -> list[Edit]:
     """The rules' edits for every error, or its own suggestion where no rule speaks."""
     tree = rust_parser().parse(code.encode()).root_node
+    bindings = typed_bindings(tree)
     edits = []
     for d in diagnostics:
         if d.severity != "error":
             continue
         mine = (_similar_name(code, d) or _nearest_name(code, tree, d) or _found_type(code, tree, d)
-                or _literal_of(code, d) or _make_mutable(code, tree, d) or _import(code, tree, d) or first_fix(d) or _filled(d))
+                or _literal_of(code, d) or _make_mutable(code, tree, d) or _import(code, tree, d) or first_fix(d) or _filled(d, bindings))
         edits.extend(mine)
     return edits
 
@@ -60,15 +62,31 @@ def first_fix(d: Diagnostic) -> list[Edit]:
     return [tuple(e) for e in usable[0].edits] if usable else []
 
 
-def _filled(d: Diagnostic) -> list[Edit]:
+def _filled(d: Diagnostic, bindings: dict[str, list[str]]) -> list[Edit]:
     """The diagnostic's first suggestion whose only placeholders are typed ones (`/* u32 */`),
-    each filled with a value of its type."""
+    each filled with the one binding of the code declared with that type (a parameter `s: &str` for
+    `/* &str */`: rust-analyzer's "fill arguments" does as much), else a value of its type."""
+    def fill(found: re.Match) -> str:
+        named = bindings.get(_squeezed(found.group(1)), [])
+        return named[0] if len(named) == 1 else value_of(found.group(1))
     for fix in d.fixes:
         texts = [e[4] for e in fix.edits]
         if fix.applicability == "HasPlaceholders" and any(TYPED_PLACEHOLDER.search(t) for t in texts) \
                 and not any("todo!" in t or "/*" in TYPED_PLACEHOLDER.sub("", t) for t in texts):
-            return [(*e[:4], TYPED_PLACEHOLDER.sub(lambda m: value_of(m.group(1)), e[4])) for e in fix.edits]
+            return [(*e[:4], TYPED_PLACEHOLDER.sub(fill, e[4])) for e in fix.edits]
     return []
+
+
+def typed_bindings(tree: Node) -> dict[str, list[str]]:
+    """The names the code binds with a type written beside them (parameters, `let x: T`), by that
+    type, spaces squeezed."""
+    out: dict[str, list[str]] = {}
+    for node in walk(tree):
+        if node.type in ("parameter", "let_declaration") and node.child_by_field_name("type") is not None:
+            pattern = node.child_by_field_name("pattern")
+            if pattern is not None and pattern.type == "identifier":
+                out.setdefault(_squeezed(node_text(node.child_by_field_name("type"))), []).append(node_text(pattern))
+    return out
 
 
 def value_of(type_name: str) -> str:
