@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from synth.rust_syntax import node_text as _text
-
 FROM_NOTHING = ("mem::zeroed", "mem::uninitialized")
 # made from nothing (`from_nothing`): no answer may add one, as none may add a `todo!()`
 MADE_FROM_NOTHING = frozenset({*(f"{name}()" for name in FROM_NOTHING), "assume_init()"})
 STD = ("std::", "core::", "alloc::")  # a call of these with made-up arguments gives a made-up value
+
+
+def _text(node: Node | None) -> str:
+    """A node's source (as synth.rust_syntax's node_text; this module stays a leaf of the imports)."""
+    return node.text.decode() if node is not None else ""
 
 
 def std_function(path: str, names: tuple[str, ...]) -> str | None:
