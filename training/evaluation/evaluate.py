@@ -263,6 +263,7 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
     their crate)."""
     tasks_path = tasks_path or settings.tasks
     tasks = [t for t in load_tasks(tasks_path) if family is None or t.family == family]
+    tasks_fingerprint = fingerprint([Path(tasks_path)])  # the file's hash, read once for every draw
     if answers and after:
         raise InputError("--answers and --after: a baseline alone, or a model after one, not both")
     if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
@@ -287,7 +288,7 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
             results = model_draws(settings, sampler, judge, tasks, after, edits, seed)
             result = results[0]
             for n, further in enumerate(results[1:], start=1):  # draws 1.. beside the first, whole
-                further.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=fingerprint([Path(tasks_path)]),
+                further.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=tasks_fingerprint,
                                draw=n, seed=draw_seed(seed, n))
                 write_jsonl(answers_path(draw_path(out, n)), further.pop("answers"))
                 write_json(draw_path(out, n), further)
@@ -299,7 +300,7 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
                                            "crates_without": sum(not ok for ok in judge.crate_passes.values()),
                                            "runs": judge.crate_tests.stats.compiler_runs,
                                            "stored": cache.hits if cache is not None else 0}
-    result.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=fingerprint([Path(tasks_path)]))
+    result.update(model_dir=model_dir, adapter=adapter, tasks_fingerprint=tasks_fingerprint)
     if baseline is not None:
         result["gate"] = gates(baseline, result, settings, seed)
     write_jsonl(answers_path(out), result.pop("answers"))

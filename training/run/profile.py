@@ -93,7 +93,7 @@ class EvalSettings(_Strict):
     # first sample the compiler accepts that a user can see is real (training/evaluation/evaluate.py: pick_compiled)
     pick: Literal["all", "compiled"] = "all"
     # sampled evaluations: the samples drawn this many times, each draw with a seed of its own
-    # (training/evaluation/evaluate.py: further_draws); one draw of 8 samples moves a picked rate by points,
+    # (training/evaluation/draws.py); one draw of 8 samples moves a picked rate by points,
     # so a bar is judged on the mean of draws decided before any is seen
     draws: int = Field(1, gt=0)
     # a greedy reply that gives back the broken code it was shown (a repair prompt's, a later
