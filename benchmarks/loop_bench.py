@@ -35,7 +35,7 @@ from benchmarks.loop_commands import (CONFIG, PROFILE, Loop, draws_figures, fami
                                       with_selfrepair)
 
 RATES = ("compile_rate", "pass_at_1")
-COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words", "best_free")
+COMPILER_BASELINES = ("rustc", "rustc_all", "compiler_words", "best_free", "free_search")
 FIRST = "best_free"  # what a user runs first for free: the model is also measured repairing what it leaves
 # what a task's answer must do to count as fixed in the breakdowns (beyond the compiler, by operator):
 # compile and count, and pass the tests the judge ran (the crate's own, `[eval] crate_tests`), where any
@@ -277,8 +277,15 @@ def after_compiler(evals: dict, family: str, seed: int) -> dict:
                              "any_sample_rate": picked["families"][family].get("any_sample_rate"),
                              "vs_best_free": paired(evals[FIRST], picked, family, seed),
                              "vs_sft_greedy": paired(sft, picked, family, seed)}
+        # against the compiler's help tried as often as the model (free_search: up to PICKED answers, rustc picking)
+        search = evals["free_search"]
+        beyond = beyond_compiler({"base": evals["base"], "sft_picked": picked, "best_free": search}, family)
+        out["sft_picked"].update(free_search=_rate(search, family), vs_free_search=paired(search, picked, family, seed),
+                                 beyond_free_search={"tasks": beyond["tasks"], "sft_picked": beyond["sft_picked"]})
         if "draw_results" in picked:  # the pick drawn again (`--draws`): each draw, and their means
-            out["sft_picked"]["draws"] = draws_figures(evals[FIRST], [picked, *picked["draw_results"]], family, seed)
+            every = [picked, *picked["draw_results"]]
+            out["sft_picked"]["draws"] = draws_figures(evals[FIRST], every, family, seed)
+            out["sft_picked"]["draws_vs_free_search"] = draws_figures(search, every, family, seed, "free_search")
     return out
 
 

@@ -124,22 +124,22 @@ def paired(before: dict, after: dict, family: str, seed: int) -> dict:
     return out
 
 
-def draws_figures(best_free: dict, draws: list[dict], family: str, seed: int) -> dict:
+def draws_figures(free: dict, draws: list[dict], family: str, seed: int, name: str = "best_free") -> dict:
     """One sampled evaluation drawn several times (`synth eval --draws`) against the compiler's
-    help: per draw its pass rate, its paired difference with best_free and its rate on the tasks
-    best_free fails (beyond the compiler), and the mean of each over the draws: a bar decided
-    before the draws is read on the means, not on the draw that came out."""
-    fixed = {t for t, p in best_free["per_task"].items() if p["pass@1"]}
+    help (`name`: best_free, or free_search): per draw its pass rate, its paired difference with
+    the help and its rate on the tasks the help fails (beyond the compiler), and the mean of each
+    over the draws: a bar decided before the draws is read on the means, not on the draw that came out."""
+    fixed = {t for t, p in free["per_task"].items() if p["pass@1"]}
     tasks = [t for t, p in draws[0]["per_task"].items() if p["family"] == family and t not in fixed]
     each = []
     for result in draws:
         beyond = [result["per_task"][t]["pass@1"] for t in tasks]
         each.append({"pass_at_1": result["families"][family]["pass_at_1"],
-                     "vs_best_free": paired(best_free, result, family, seed)["pass_at_1"],
+                     f"vs_{name}": paired(free, result, family, seed)["pass_at_1"],
                      "beyond_compiler": round(sum(beyond) / len(beyond), 4) if beyond else None})
     mean = lambda key: round(sum(key(e) for e in each) / len(each), 4)  # noqa: E731
     return {"draws": len(each), "beyond_compiler_tasks": len(tasks), "each": each,
-            "mean": {"pass_at_1": mean(lambda e: e["pass_at_1"]), "vs_best_free": mean(lambda e: e["vs_best_free"]["delta"]),
+            "mean": {"pass_at_1": mean(lambda e: e["pass_at_1"]), f"vs_{name}": mean(lambda e: e[f"vs_{name}"]["delta"]),
                      "beyond_compiler": mean(lambda e: e["beyond_compiler"] or 0.0)}}
 
 

@@ -207,6 +207,7 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                           help="no model: judge a baseline's answers (unchanged: the broken code; rustc: its "
                                "machine-applicable fixes; rustc_all: every suggestion without placeholders; "
                                "compiler_words: rules on its diagnostics; best_free: the better of those two; "
+                               "free_search: up to 8 of the ways its words allow, the compiler picking; "
                                "reference: the tasks' own answers), or a JSONL file of {\"id\", \"answer\"} lines")
     evaluate.add_argument("--after", metavar="BASELINE", help="the model with this baseline (e.g. best_free) around it: "
                           "its answer stands where it counts, elsewhere the model gets its code and errors, and it "

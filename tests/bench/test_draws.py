@@ -18,3 +18,8 @@ def test_each_draw_is_read_against_the_compilers_help_and_the_bar_on_their_mean(
     assert [e["beyond_compiler"] for e in got["each"]] == [0.5, 1.0]
     assert [e["vs_best_free"]["delta"] for e in got["each"]] == [-0.25, 0.5]
     assert got["mean"] == {"pass_at_1": 0.625, "vs_best_free": 0.125, "beyond_compiler": 0.75}
+    # against the compiler's help tried as often as the model: its own keys, its own beyond set
+    search = draws_figures(result({"t1", "t2", "t3"}), [result({"t3"}), result({"t1", "t2", "t3", "t4"})], "repair", 0,
+                           "free_search")
+    assert search["beyond_compiler_tasks"] == 1 and search["mean"] == {"pass_at_1": 0.625, "vs_free_search": -0.125,
+                                                                       "beyond_compiler": 0.5}

@@ -26,6 +26,7 @@ from pathlib import Path
 from oracles.errors import InputError
 from oracles.factory import crate_tests_oracle, opened_oracles
 from synth.tasks.baselines import BASELINES, COMPILER_BASELINES, best_free, compiler_answers, fenced
+from synth.tasks.baselines.search import free_search
 from synth.tasks.completion import answer_code
 from synth.tasks.feedback import feedback_task, worth_a_turn
 from synth.rows.jsonl import write_json, write_jsonl
@@ -42,13 +43,18 @@ from training.run.profile import EvalSettings
 KEPT_SAMPLES = 3  # completions shown in the result per family (all are in NAME.answers.jsonl)
 
 
+FREE_KINDS = (*BASELINES, *COMPILER_BASELINES, "best_free", "free_search")
+
+
 def baseline_answers(kind: str, judge: Judge):
-    """Answers of a baseline that needs no model; None where it does not apply."""
-    if kind not in (*BASELINES, *COMPILER_BASELINES, "best_free"):
-        raise InputError(f"unknown baseline {kind!r}: one of {sorted((*BASELINES, *COMPILER_BASELINES, 'best_free'))}"
-                         " or a JSONL file of answers")
+    """Answers of a baseline that needs no model; None where it does not apply (`free_search`:
+    several a task, for the compiler to pick from)."""
+    if kind not in FREE_KINDS:
+        raise InputError(f"unknown baseline {kind!r}: one of {sorted(FREE_KINDS)} or a JSONL file of answers")
 
     def answer(tasks: list[Task]) -> list[list[str] | None]:
+        if kind == "free_search":
+            return [None if a is None else [fenced(t, c) for c in a] for t, a in zip(tasks, free_search(tasks, judge))]
         if kind == "best_free":
             answers = best_free(tasks, judge)[0]
         elif kind in COMPILER_BASELINES:
@@ -268,6 +274,8 @@ def run_eval(settings: EvalSettings, model_dir: str | None, adapter: str | None,
         raise InputError("--answers and --after: a baseline alone, or a model after one, not both")
     if answers:  # answers made elsewhere, or a baseline's, have no second turn to give
         settings = settings.model_copy(update={"turns": 1})
+    if answers == "free_search":  # its tries are alternatives: the compiler picks one, as of a model's samples
+        settings = settings.model_copy(update={"pick": "compiled"})
     if settings.draws > 1 and (answers or settings.decoding != "sample"):
         raise InputError(f"draws = {settings.draws}: only a model's sampled answers can be drawn again "
                          "(greedy decoding and given answers are the same every time)")

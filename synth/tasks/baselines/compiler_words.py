@@ -22,6 +22,7 @@ declaration's own (synth/tasks/baselines/ moves them)."""
 from __future__ import annotations
 
 import difflib
+import heapq
 import re
 
 from tree_sitter import Node
@@ -39,6 +40,8 @@ TYPED_PLACEHOLDER = re.compile(r"/\* ([^*]+?) \*/")
 LITERAL = re.compile(r'-?[0-9][0-9_]*(\.[0-9_]+)?([iuf](8|16|32|64|128|size))?|"[^"\\]*"|true|false|\'.\'')
 EXPECTED = re.compile(r"expected `([^`]+)`, found ")  # found `&str`, found integer
 NUMBER = re.compile(r"-?[0-9][0-9_]*(\.[0-9_]+)?")
+NEAREST = 4  # names near an unresolved one tried (`word_options`)
+FILLS = 8  # placeholder fillings tried (`word_options`)
 INTEGERS = frozenset(f"{sign}{bits}" for sign in "ui" for bits in ("8", "16", "32", "64", "128", "size"))
 
 
@@ -48,33 +51,92 @@ def word_edits(code: str, diagnostics: list[Diagnostic]) -> list[Edit]:
     bindings = typed_bindings(tree)
     edits = []
     for d in diagnostics:
-        if d.severity != "error":
-            continue
-        mine = (_similar_name(code, d) or _nearest_name(code, tree, d) or _found_type(code, tree, d)
-                or _literal_of(code, d) or _make_mutable(code, tree, d) or _import(code, tree, d) or first_fix(d) or _filled(d, bindings))
-        edits.extend(mine)
+        if d.severity == "error":
+            edits.extend(next((options[0] for options in _rules(code, tree, d, bindings) if options), []))
     return edits
+
+
+def word_options(code: str, tree: Node, d: Diagnostic, bindings: dict[str, list[str]],
+                 names: list[str]) -> list[list[Edit]]:
+    """Every way the rules and rustc's own suggestions answer one error, the rules' choice first
+    (`word_edits`'), then each other name offered or near, suggestion, import and placeholder fill
+    (with each name the code binds, `names`): what a user clicking through the quick fixes tries."""
+    first = next((options[0] for options in _rules(code, tree, d, bindings) if options), None)
+    out: list[list[Edit]] = []
+    for option in [first, *(o for options in _rules(code, tree, d, bindings, names) for o in options)]:
+        if option and option not in out:
+            out.append(option)
+    return out
+
+
+def _rules(code: str, tree: Node, d: Diagnostic, bindings: dict[str, list[str]], names: list[str] | None = None):
+    """Each rule's options for the error (none empty), in the rules' order, lazily (the first rule
+    that has one decides `word_edits`); with `names`, every option of each (`word_options`)."""
+    every = names is not None
+    rules = (lambda: [[_replace(d, n)] for n in _similar_names(code, d)],
+             lambda: [[_replace(d, n)] for n in _nearest_names(code, tree, d, NEAREST if every else 1)],
+             lambda: [_found_type(code, tree, d)], lambda: [_literal_of(code, d)],
+             lambda: [_make_mutable(code, tree, d)], lambda: _imports(code, tree, d),
+             lambda: suggestions(d) if every else [first_fix(d)], lambda: _fills(d, bindings, names),
+             lambda: [[_replace(d, n)] for n in _of_expected_type(d, bindings)] if every else [])
+    for rule in rules:
+        yield [option for option in rule() if option]
 
 
 def first_fix(d: Diagnostic) -> list[Edit]:
     """The diagnostic's first suggestion that has no placeholder."""
-    usable = [f for f in d.fixes if f.applicability != "HasPlaceholders"]
-    return [tuple(e) for e in usable[0].edits] if usable else []
+    usable = suggestions(d)
+    return usable[0] if usable else []
 
 
-def _filled(d: Diagnostic, bindings: dict[str, list[str]]) -> list[Edit]:
+def suggestions(d: Diagnostic) -> list[list[Edit]]:
+    """The diagnostic's suggestions that have no placeholder, in its order."""
+    return [[tuple(e) for e in f.edits] for f in d.fixes if f.applicability != "HasPlaceholders"]
+
+
+def _fills(d: Diagnostic, bindings: dict[str, list[str]], names: list[str] | None) -> list[list[Edit]]:
     """The diagnostic's first suggestion whose only placeholders are typed ones (`/* u32 */`),
     each filled with the one binding of the code declared with that type (a parameter `s: &str` for
-    `/* &str */`: rust-analyzer's "fill arguments" does as much), else a value of its type."""
-    def fill(found: re.Match) -> str:
-        named = bindings.get(_squeezed(found.group(1)), [])
-        return named[0] if len(named) == 1 else value_of(found.group(1))
+    `/* &str */`: rust-analyzer's "fill arguments" does as much), else a value of its type; with
+    `names`, then the other choices for each placeholder (`_fill_choices`), up to FILLS options."""
     for fix in d.fixes:
         texts = [e[4] for e in fix.edits]
         if fix.applicability == "HasPlaceholders" and any(TYPED_PLACEHOLDER.search(t) for t in texts) \
                 and not any("todo!" in t or "/*" in TYPED_PLACEHOLDER.sub("", t) for t in texts):
-            return [(*e[:4], TYPED_PLACEHOLDER.sub(fill, e[4])) for e in fix.edits]
+            choices = [_fill_choices(m.group(1), bindings, names) for t in texts for m in TYPED_PLACEHOLDER.finditer(t)]
+            out = []
+            for picked in in_order([len(c) for c in choices], FILLS if names is not None else 1):
+                values = iter([choices[n][k] for n, k in enumerate(picked)])
+                out.append([(*e[:4], TYPED_PLACEHOLDER.sub(lambda _, v=values: next(v), e[4])) for e in fix.edits])
+            return out
     return []
+
+
+def _fill_choices(hole: str, bindings: dict[str, list[str]], names: list[str] | None) -> list[str]:
+    """A placeholder's values: the one binding of its type, else a value of the type; with
+    `names`, then each binding of its type, each other name the code binds, a value of the type."""
+    typed = bindings.get(_squeezed(hole), [])
+    first = typed[0] if len(typed) == 1 else value_of(hole)
+    return [first] if names is None else list(dict.fromkeys([first, *typed, *names, value_of(hole)]))
+
+
+def in_order(sizes: list[int], limit: int):
+    """Up to `limit` choices of one index per size, the smallest sum of indexes first (all zeros
+    first): the likeliest combinations of alternatives before the rest."""
+    if not sizes or min(sizes) == 0:
+        return
+    start = tuple(0 for _ in sizes)
+    seen, heap = {start}, [(0, start)]
+    for _ in range(limit):
+        if not heap:
+            return
+        _, picked = heapq.heappop(heap)
+        yield picked
+        for n in range(len(sizes)):
+            step = picked[:n] + (picked[n] + 1,) + picked[n + 1:]
+            if step[n] < sizes[n] and step not in seen:
+                seen.add(step)
+                heapq.heappush(heap, (sum(step), step))
 
 
 def typed_bindings(tree: Node) -> dict[str, list[str]]:
@@ -87,6 +149,21 @@ def typed_bindings(tree: Node) -> dict[str, list[str]]:
             if pattern is not None and pattern.type == "identifier":
                 out.setdefault(_squeezed(node_text(node.child_by_field_name("type"))), []).append(node_text(pattern))
     return out
+
+
+def bound_names(tree: Node) -> list[str]:
+    """Every name the code binds (parameters, `self`, `let`, `for` and closure parameters), in order."""
+    out = []
+    for node in walk(tree):
+        if node.type == "self_parameter":
+            out.append("self")
+        elif node.type in ("parameter", "let_declaration", "for_expression"):
+            pattern = node.child_by_field_name("pattern")
+            if pattern is not None and pattern.type == "identifier":
+                out.append(node_text(pattern))
+        elif node.type == "closure_parameters":
+            out += [node_text(c) for c in node.children if c.type == "identifier"]
+    return list(dict.fromkeys(out))
 
 
 def value_of(type_name: str) -> str:
@@ -122,7 +199,8 @@ def char_edits(code: str, edits: list[Edit]) -> str:
     return code
 
 
-def _similar_name(code: str, d: Diagnostic) -> list[Edit]:
+def _similar_names(code: str, d: Diagnostic) -> list[str]:
+    """The similar names rustc offers for the name under the error, its last offer first."""
     wrong = _at(code, d)
     if not IDENT.fullmatch(wrong):
         return []
@@ -130,18 +208,18 @@ def _similar_name(code: str, d: Diagnostic) -> list[Edit]:
         if "similar name" in note:
             names = [n for n in BACKTICKED.findall(note) if IDENT.fullmatch(n) and n != wrong]
             if names:
-                return [_replace(d, names[-1])]
+                return list(dict.fromkeys(reversed(names)))
     return []
 
 
-def _nearest_name(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
+def _nearest_names(code: str, tree: Node, d: Diagnostic, n: int) -> list[str]:
+    """Up to `n` names nearest the one rustc did not find, of the fields it lists or the code's own."""
     wrong = _at(code, d)
     if d.code not in UNRESOLVED or not IDENT.fullmatch(wrong):
         return []
-    listed = [n for note in d.notes if "available field" in note for n in BACKTICKED.findall(note)]
-    pool = listed or sorted({node_text(n) for n in walk(tree) if n.type == "identifier"} - {wrong})
-    near = difflib.get_close_matches(wrong, pool, n=1, cutoff=0.6)
-    return [_replace(d, near[0])] if near else []
+    listed = [name for note in d.notes if "available field" in note for name in BACKTICKED.findall(note)]
+    pool = listed or sorted({node_text(i) for i in walk(tree) if i.type == "identifier"} - {wrong})
+    return difflib.get_close_matches(wrong, pool, n=n, cutoff=0.6)
 
 
 def _found_type(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
@@ -171,6 +249,12 @@ def _literal_of(code: str, d: Diagnostic) -> list[Edit]:
     return [_replace(d, value)]
 
 
+def _of_expected_type(d: Diagnostic, bindings: dict[str, list[str]]) -> list[str]:
+    """The bindings of the type rustc expected where a mismatch is (E0308), to put in its place."""
+    said = _said(d, EXPECTED)
+    return bindings.get(_squeezed(said.group(1)), []) if d.code == "E0308" and said is not None else []
+
+
 def _make_mutable(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
     said = NOT_MUTABLE.search(d.message)
     if d.code not in ("E0384", "E0596", "E0594") or said is None:
@@ -187,14 +271,15 @@ def _make_mutable(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
     return []
 
 
-def _import(code: str, tree: Node, d: Diagnostic) -> list[Edit]:
+def _imports(code: str, tree: Node, d: Diagnostic) -> list[list[Edit]]:
+    """Each `use` line rustc suggests, at the top of the function's body."""
     uses = [u for note in d.notes if "consider importing" in note for u in BACKTICKED.findall(note)
             if u.strip().startswith("use ")]
     body = next((f.child_by_field_name("body") for f in walk(tree) if f.type == "function_item"), None)
     if not uses or body is None:
         return []
     at = _point(code, body.start_byte + 1)
-    return [(*at, *at, f"\n    {uses[0].strip()}")]
+    return [[(*at, *at, f"\n    {use.strip()}")] for use in dict.fromkeys(uses)]
 
 
 def _said(d: Diagnostic, pattern: re.Pattern) -> re.Match | None:
