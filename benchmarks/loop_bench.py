@@ -3,7 +3,7 @@ A thin driver over the commands a user runs (examples/loop/: the config and the 
 
     synth run --config examples/loop/synth.toml            repair and doc rows of the training crates,
                                                             held-out and RL tasks of both families
-    synth eval --answers unchanged|rustc|rustc_all|compiler_words|best_free --family repair
+    synth eval --answers unchanged|rustc|rustc_all|compiler_words|best_free|free_search --family repair
                                                             baselines needing no model (the compiler's help)
     synth eval --model BASE [--shots 1 --family repair --turns 1]
                                                             the base model (and shown one worked example:

@@ -4,7 +4,8 @@ per task family (codegen, repair, selfrepair) and an optional regression gate ag
 Who answers: a local model (training/evaluation/model_answers.py: greedy, one deterministic answer per
 task, or `samples` sampled answers per task; prompts batched, a completion stops once its first
 fenced block closes), a baseline that needs no model (synth/tasks/baselines/: the broken code unchanged, rustc's fixes, the
-rules on rustc's words, `best_free`: the better of those two per task), or answers made elsewhere
+rules on rustc's words, `best_free`: the better of those two per task; `free_search`: up to 8 of
+the ways its words allow, the compiler picking), or answers made elsewhere
 (a JSONL file of `{"id", "answer"}` lines; tasks with none are left out, in `not_applicable`), or a
 model after a baseline (`after`: the baseline's answer stands where it counts; elsewhere the model
 repairs what the baseline left, as a compile-feedback turn: what a user who runs the compiler's
