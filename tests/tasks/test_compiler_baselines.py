@@ -4,6 +4,7 @@ rules on its words (`compiler_words`, placeholders filled by type), each judged 
 standalone and in a crate."""
 import pytest
 
+from helpers.rust_tasks import repair_task
 from oracles.cargo.crate import CargoCrateOracle
 from oracles.verdict import Candidate
 from synth.tasks.baselines import compiler_answers, in_declaration
@@ -33,9 +34,7 @@ CASES = {  # name: (original, broken): each a real mutant of one kind rustc word
 
 
 def task(name: str, original: str, broken: str, before: str = CONTEXT) -> Task:
-    fn = original.split("(")[0].split()[-1]
-    return Task(id=name, lang="rust", family="repair", prompt="fix", must_define=[f"fn {fn}"], reference=original,
-                broken=broken, signature=original.split(" {")[0], kind="fn", before=before, after="\n")
+    return repair_task(name, original, broken, before)
 
 
 def solved(tasks, answers, judge) -> dict[str, bool]:

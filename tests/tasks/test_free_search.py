@@ -4,7 +4,7 @@ from synth.tasks.baselines import best_free
 from synth.tasks.baselines.compiler_words import in_order
 from synth.tasks.baselines.search import free_search
 from synth.tasks.judge import Judge
-from tests.tasks.test_compiler_baselines import task
+from helpers.rust_tasks import repair_task as task
 
 BEFORE = "fn len_of(s: &str) -> usize {\n    s.len()\n}\n\n"
 
