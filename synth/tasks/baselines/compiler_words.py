@@ -59,26 +59,26 @@ def word_edits(code: str, diagnostics: list[Diagnostic]) -> list[Edit]:
 def word_options(code: str, tree: Node, d: Diagnostic, bindings: dict[str, list[str]],
                  names: list[str]) -> list[list[Edit]]:
     """Every way the rules and rustc's own suggestions answer one error, the rules' choice first
-    (`word_edits`'), then each other name offered or near, suggestion, import and placeholder fill
-    (with each name the code binds, `names`): what a user clicking through the quick fixes tries."""
-    first = next((options[0] for options in _rules(code, tree, d, bindings) if options), None)
+    (`word_edits`': each rule's first option is the one it gives there), then each other name
+    offered or near, suggestion, import and placeholder fill (with each name the code binds,
+    `names`): what a user clicking through the quick fixes tries."""
     out: list[list[Edit]] = []
-    for option in [first, *(o for options in _rules(code, tree, d, bindings, names) for o in options)]:
-        if option and option not in out:
+    for option in (o for options in _rules(code, tree, d, bindings, names) for o in options):
+        if option not in out:
             out.append(option)
     return out
 
 
 def _rules(code: str, tree: Node, d: Diagnostic, bindings: dict[str, list[str]], names: list[str] | None = None):
-    """Each rule's options for the error (none empty), in the rules' order, lazily (the first rule
-    that has one decides `word_edits`); with `names`, every option of each (`word_options`)."""
-    every = names is not None
+    """Each rule's options for the error (none empty), the likeliest first, in the rules' order,
+    lazily (the first rule that has one decides `word_edits`); with `names`, placeholders are
+    also filled with each name the code binds, and bindings of the type expected are tried."""
     rules = (lambda: [[_replace(d, n)] for n in _similar_names(code, d)],
-             lambda: [[_replace(d, n)] for n in _nearest_names(code, tree, d, NEAREST if every else 1)],
+             lambda: [[_replace(d, n)] for n in _nearest_names(code, tree, d, NEAREST)],
              lambda: [_found_type(code, tree, d)], lambda: [_literal_of(code, d)],
              lambda: [_make_mutable(code, tree, d)], lambda: _imports(code, tree, d),
-             lambda: suggestions(d) if every else [first_fix(d)], lambda: _fills(d, bindings, names),
-             lambda: [[_replace(d, n)] for n in _of_expected_type(d, bindings)] if every else [])
+             lambda: suggestions(d), lambda: _fills(d, bindings, names),
+             lambda: [[_replace(d, n)] for n in _of_expected_type(d, bindings)] if names is not None else [])
     for rule in rules:
         yield [option for option in rule() if option]
 
