@@ -210,8 +210,8 @@ def build_parser(benches: dict) -> argparse.ArgumentParser:
                                "free_search: up to 8 of the ways its words allow, the compiler picking; "
                                "reference: the tasks' own answers), or a JSONL file of {\"id\", \"answer\"} lines")
     evaluate.add_argument("--after", metavar="BASELINE", help="the model with this baseline (e.g. best_free) around it: "
-                          "its answer stands where it counts, elsewhere the model gets its code and errors, and it "
-                          "mends the model's answer in turn")
+                          "its answer stands where it counts (free_search: the first of its tries that does), "
+                          "elsewhere the model gets its code and errors, and it mends the model's answer in turn")
     evaluate.add_argument("--out", required=True, help="where to write the evaluation JSON")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(command="eval")

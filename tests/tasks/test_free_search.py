@@ -62,3 +62,27 @@ def test_eval_picks_among_the_searchs_answers_as_among_a_models_samples(tmp_path
     free = run_eval(EvalSettings(), None, None, OracleSettings(), tmp_path / "free.json",
                     tasks_path=str(tmp_path / "tasks.jsonl"), answers="best_free")
     assert free["per_task"]["two"]["solved"] == 0.0
+
+
+def test_a_model_after_the_search_starts_from_its_answer_that_counts(rust_oracle):
+    """`synth eval --after free_search`: where a later try of the search counts, it stands and the
+    model is not asked; where none does, the model answers and the search mends its answer in turn
+    (the first of its tries that counts), as best_free mends it with one."""
+    from training.evaluation.after_baseline import after_baseline
+    from training.evaluation.evaluate import baseline_answers
+
+    original = "pub fn second(a: &str, b: &str) -> usize {\n    len_of(b)\n}"
+    searched = task("searched", original, original.replace("len_of(b)", "len_of()"), BEFORE)
+    mended = task("mended", original, original.replace("len_of(b)", "len_ofx(b, 1)"), BEFORE)
+    judge = Judge({"rust": rust_oracle})
+    asked = []
+
+    def model(batch, k=None):  # the right name, the argument left out: the search fills it
+        asked.extend(batch)
+        return [[f"```rust\n{original.replace('len_of(b)', 'len_of()')}\n```"] for _ in batch]
+    answers, helped = after_baseline(baseline_answers("free_search", judge), model, judge)([searched, mended])
+    assert [t.id for t in asked] == ["mended"]
+    assert helped == {"searched": "baseline", "mended": "after model"}
+    assert [o.solved for o in judge.judge([searched, mended], [answers[0][0], answers[1][0]])] == [True, True]
+    answers, helped = after_baseline(baseline_answers("best_free", judge), model, judge)([searched, mended])
+    assert helped == {} and not any(o.solved for o in judge.judge([searched, mended], [answers[0][0], answers[1][0]]))

@@ -2,7 +2,8 @@
 fixes first and then the model gets. The baseline's answer stands where it counts (and passes the
 task's tests, where the judge runs some: a user who has tests runs them); where it got
 the code further the model repairs what it left; elsewhere the model answers the task itself;
-and the baseline gets the model's repair answers in turn."""
+and the baseline gets the model's repair answers in turn. A baseline of several answers a task
+(`free_search`) is read as a user clicking through them: the first that counts stands."""
 from __future__ import annotations
 
 from synth.tasks.completion import answer_code
@@ -21,26 +22,41 @@ def after_baseline(baseline, answer, judge: Judge):
     task id the baseline had a hand in, "baseline" (its answer alone) or "after model"."""
     def start(tasks: list[Task]) -> tuple[list[list[str] | None], dict[str, str]]:
         given = baseline(tasks)
-        tried = [i for i, g in enumerate(given) if g is not None]
-        outcomes = dict(zip(tried, judge.judge([tasks[i] for i in tried], [given[i][0] for i in tried])))
+        spots = [(i, k) for i, g in enumerate(given) if g is not None for k in range(len(g))]
+        judged = judge.judge([tasks[i] for i, _ in spots], [given[i][k] for i, k in spots]) if spots else []
+        tried = sorted({i for i, _ in spots})
         before = dict(zip(tried, judge.check([tasks[i] for i in tried], [tasks[i].broken for i in tried])))
+        chosen = choose(tasks, given, spots, judged, before)
         asks: list[tuple[int, Task]] = []
         for i, task in enumerate(tasks):
-            outcome = outcomes.get(i)
+            k, outcome, sent = chosen.get(i, (None, None, False))
             if outcome is not None and outcome.passed:
                 continue
-            code = answer_code(given[i][0]) if outcome is not None else ""
-            changed = code.strip() and not gives_back(task, code)
-            sent = changed and worth_a_turn(task, code, outcome.verdict) and further(before[i], outcome.verdict)
-            asks.append((i, feedback_task(task, code, outcome.verdict) if sent else task))
+            asks.append((i, feedback_task(task, answer_code(given[i][k]), outcome.verdict) if sent else task))
         replies = answer([t for _, t in asks]) if asks else []
         replies, polished = polish(baseline, judge, [tasks[i] for i, _ in asks], replies)
-        out = list(given)
+        out = [None if g is None else [g[chosen[i][0]]] for i, g in enumerate(given)]
         for (i, _), reply in zip(asks, replies):
             out[i] = reply
-        return out, {**{tasks[i].id: "baseline" for i, o in outcomes.items() if o.passed},
+        return out, {**{tasks[i].id: "baseline" for i, (_, o, _) in chosen.items() if o.passed},
                      **{tasks[asks[n][0]].id: "after model" for n in polished}}
     return start
+
+
+def choose(tasks: list[Task], given, spots, judged, before) -> dict[int, tuple]:
+    """Per task the baseline answered, which of its answers stands: the first that counts; else the
+    first whose change got the code further (it goes back to the model with its errors); else its
+    first. Returns (answer index, outcome, whether it goes back)."""
+    chosen: dict[int, tuple] = {}
+    for (i, k), outcome in zip(spots, judged):
+        if i in chosen and (chosen[i][1].passed or (chosen[i][2] and not outcome.passed)):
+            continue
+        code = answer_code(given[i][k])
+        sent = bool(code.strip()) and not gives_back(tasks[i], code) and worth_a_turn(tasks[i], code, outcome.verdict) \
+            and further(before[i], outcome.verdict)
+        if i not in chosen or outcome.passed or sent:
+            chosen[i] = (k, outcome, sent)
+    return chosen
 
 
 def further(before, after) -> bool:
@@ -57,12 +73,13 @@ def polish(baseline, judge: Judge, tasks: list[Task], replies: list[list[str]]) 
              if tasks[n].family in REPAIRS and answer_code(c).strip()]
     again = [tasks[n].model_copy(update={"broken": answer_code(replies[n][s])}) for n, s in spots]
     fixed = baseline(again) if again else []
-    changed = [(spot, f[0]) for spot, f, t in zip(spots, fixed, again)
-               if f is not None and answer_code(f[0]).strip() != t.broken.strip()]
-    outcomes = judge.judge([tasks[n] for (n, _), _ in changed], [f for _, f in changed]) if changed else []
-    out, gained = [list(r) for r in replies], set()
-    for ((n, s), f), outcome in zip(changed, outcomes):
-        if outcome.passed:
-            out[n][s] = f
+    changed = [(spot, a) for spot, f, t in zip(spots, fixed, again) if f is not None
+               for a in f if answer_code(a).strip() != t.broken.strip()]
+    outcomes = judge.judge([tasks[n] for (n, _), _ in changed], [a for _, a in changed]) if changed else []
+    out, gained, done = [list(r) for r in replies], set(), set()
+    for ((n, s), a), outcome in zip(changed, outcomes):
+        if outcome.passed and (n, s) not in done:  # a baseline of several answers: its first that counts
+            out[n][s] = a
             gained.add(n)
+            done.add((n, s))
     return out, gained
