@@ -47,16 +47,23 @@ def choose(tasks: list[Task], given, spots, judged, before) -> dict[int, tuple]:
     """Per task the baseline answered, which of its answers stands: the first that counts; else the
     first whose change got the code further (it goes back to the model with its errors); else its
     first. Returns (answer index, outcome, whether it goes back)."""
-    chosen: dict[int, tuple] = {}
+    tries: dict[int, list] = {}
     for (i, k), outcome in zip(spots, judged):
-        if i in chosen and (chosen[i][1].passed or (chosen[i][2] and not outcome.passed)):
-            continue
-        code = answer_code(given[i][k])
-        sent = bool(code.strip()) and not gives_back(tasks[i], code) and worth_a_turn(tasks[i], code, outcome.verdict) \
-            and further(before[i], outcome.verdict)
-        if i not in chosen or outcome.passed or sent:
-            chosen[i] = (k, outcome, sent)
+        tries.setdefault(i, []).append((k, outcome))
+    chosen: dict[int, tuple] = {}
+    for i, answers in tries.items():
+        chosen[i] = (next(((k, o, False) for k, o in answers if o.passed), None)
+                     or next(((k, o, True) for k, o in answers if goes_back(tasks[i], given[i][k], o, before[i])), None)
+                     or (*answers[0], False))
     return chosen
+
+
+def goes_back(task: Task, answer: str, outcome, before) -> bool:
+    """A baseline's failing answer the model gets back with its errors: it changed the code, is an
+    attempt at what was asked, and left fewer errors than the task had, none new (`further`)."""
+    code = answer_code(answer)
+    return bool(code.strip()) and not gives_back(task, code) and worth_a_turn(task, code, outcome.verdict) \
+        and further(before, outcome.verdict)
 
 
 def further(before, after) -> bool:
@@ -76,10 +83,11 @@ def polish(baseline, judge: Judge, tasks: list[Task], replies: list[list[str]]) 
     changed = [(spot, a) for spot, f, t in zip(spots, fixed, again) if f is not None
                for a in f if answer_code(a).strip() != t.broken.strip()]
     outcomes = judge.judge([tasks[n] for (n, _), _ in changed], [a for _, a in changed]) if changed else []
-    out, gained, done = [list(r) for r in replies], set(), set()
-    for ((n, s), a), outcome in zip(changed, outcomes):
-        if outcome.passed and (n, s) not in done:  # a baseline of several answers: its first that counts
-            out[n][s] = a
-            gained.add(n)
-            done.add((n, s))
-    return out, gained
+    firsts: dict[tuple[int, int], str] = {}  # a baseline of several answers: its first that counts
+    for (spot, a), outcome in zip(changed, outcomes):
+        if outcome.passed:
+            firsts.setdefault(spot, a)
+    out = [list(r) for r in replies]
+    for (n, s), a in firsts.items():
+        out[n][s] = a
+    return out, {n for n, _ in firsts}
